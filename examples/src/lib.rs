@@ -1,0 +1,9 @@
+//! # kite-examples
+//!
+//! Example programs that use the Kite crates; run one with
+//! `cargo run -p kite-examples --example <name>`.
+//!
+//! - `new_vm`: builds a `KiteVirtualMachine` with kite-core's types and prints
+//!   it as YAML for `kubectl apply -f -`.
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]

@@ -1,0 +1,225 @@
+//! `KitePlatform`: the platform's configuration, as desired state.
+
+use super::condition::Condition;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::{CustomResource, KubeSchema};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The one name a `KitePlatform` may have: the platform is a singleton.
+pub const PLATFORM_NAME: &str = "kite";
+
+/// The runtime configuration of a Kite installation.
+///
+/// Cluster-scoped and a singleton named [`PLATFORM_NAME`]; the schema refuses
+/// any other name. It replaces the free-form strings of the existing
+/// platform's `kite-runtime-config` ConfigMap with validated fields.
+// kube's repeated `printcolumn(type_ = ...)` arguments are not duplicates; clippy reads them as such.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[kube(
+    group = "hy3ons.github.io",
+    version = "v1",
+    kind = "KitePlatform",
+    shortname = "kp",
+    category = "kite",
+    status = "KitePlatformStatus",
+    derive = "PartialEq",
+    doc = "The configuration of a Kite installation, as desired state. A singleton named `kite`.",
+    validation = Rule::new("self.metadata.name == 'kite'").message("the KitePlatform is a singleton and must be named kite"),
+    printcolumn(name = "Domain", type_ = "string", json_path = ".spec.baseDomain"),
+    printcolumn(name = "Gateway", type_ = "string", json_path = ".status.sshGateway.phase"),
+    printcolumn(name = "Port", type_ = "integer", json_path = ".status.sshGateway.observedExternalPort"),
+    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+)]
+#[serde(rename_all = "camelCase")]
+pub struct KitePlatformSpec {
+    /// The domain machines are reached under (`<domainPrefix>.<baseDomain>`), and the SSH host users are shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::schema::optional_dns_subdomain")]
+    pub base_domain: Option<String>,
+    /// How long a sign-in lasts, in minutes.
+    #[serde(default = "default_access_token_ttl_minutes")]
+    #[schemars(range(min = 1, max = 525600))]
+    pub access_token_ttl_minutes: u32,
+    /// The StorageClass of machine disks and golden images.
+    #[serde(default = "default_vm_storage_class_name")]
+    #[schemars(
+        length(min = 1, max = 253),
+        regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+    )]
+    pub vm_storage_class_name: String,
+    /// The namespace golden images are imported into and cloned from.
+    #[serde(default = "default_golden_image_namespace")]
+    #[schemars(length(min = 1, max = 63), regex(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"))]
+    pub golden_image_namespace: String,
+    /// Whether and how the SSH gateway is exposed outside the cluster.
+    #[serde(default)]
+    pub ssh_gateway: SshGatewaySpec,
+    /// The images users may pick; each is imported into `goldenImageNamespace`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64))]
+    #[x_kube(merge_strategy = ListMerge::Map(vec!["name".into()]))]
+    pub golden_images: Vec<GoldenImage>,
+}
+
+fn default_access_token_ttl_minutes() -> u32 {
+    60
+}
+
+fn default_vm_storage_class_name() -> String {
+    "kite-vm-storage".to_string()
+}
+
+fn default_golden_image_namespace() -> String {
+    "kite".to_string()
+}
+
+impl Default for KitePlatformSpec {
+    fn default() -> Self {
+        Self {
+            base_domain: None,
+            access_token_ttl_minutes: default_access_token_ttl_minutes(),
+            vm_storage_class_name: default_vm_storage_class_name(),
+            golden_image_namespace: default_golden_image_namespace(),
+            ssh_gateway: SshGatewaySpec::default(),
+            golden_images: Vec::new(),
+        }
+    }
+}
+
+/// How the SSH gateway is exposed. Kite never touches the host's own sshd or
+/// port 22: exposing the gateway is the operator's choice, made here.
+#[derive(Serialize, Deserialize, KubeSchema, Clone, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SshGatewaySpec {
+    /// Whether the gateway gets a `LoadBalancer` Service (`kite-gateway-external`).
+    #[serde(default)]
+    pub external_enabled: bool,
+    /// The port of that Service. Enabled without a port, the gateway reports `Blocked`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::schema::optional_port")]
+    pub external_port: Option<u16>,
+    /// The port users type, when a router in front forwards another one; defaults to `externalPort`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::schema::optional_port")]
+    pub public_port: Option<u16>,
+    /// Where logins that match no machine go, if anywhere.
+    #[serde(default)]
+    pub host_fallback: HostFallbackSpec,
+}
+
+impl SshGatewaySpec {
+    /// The port users should type: `publicPort`, else `externalPort`.
+    ///
+    /// ```
+    /// use kite_core::api::SshGatewaySpec;
+    /// let spec = SshGatewaySpec { external_enabled: true, external_port: Some(2222), ..Default::default() };
+    /// assert_eq!(spec.effective_public_port(), Some(2222));
+    /// ```
+    pub fn effective_public_port(&self) -> Option<u16> {
+        self.public_port.or(self.external_port)
+    }
+}
+
+/// A fallback for logins that match no machine, such as the host's own sshd
+/// moved to another port. Off unless enabled here.
+#[derive(Serialize, Deserialize, KubeSchema, Clone, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("!self.enabled || has(self.address)").message("hostFallback.address is required when hostFallback is enabled"))]
+pub struct HostFallbackSpec {
+    /// Whether unmatched logins are passed on to `address`.
+    #[serde(default)]
+    pub enabled: bool,
+    /// `host:port` of the fallback SSH server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 3, max = 261), regex(pattern = r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$"))]
+    pub address: Option<String>,
+}
+
+/// An image users may pick for their machines.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct GoldenImage {
+    /// The image's name, which `KiteVirtualMachine.spec.image` refers to (for example `ubuntu-22.04`).
+    #[schemars(schema_with = "super::schema::image_name")]
+    pub name: String,
+    /// Where the image comes from.
+    pub source: GoldenImageSource,
+    /// The size of the imported disk; machines' disks must be at least this large.
+    #[schemars(schema_with = "super::schema::byte_quantity")]
+    pub size: Quantity,
+}
+
+/// Where a golden image comes from.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct GoldenImageSource {
+    /// A disk image downloaded over HTTP(S), such as an Ubuntu cloud image.
+    pub http: HttpSource,
+}
+
+/// A disk image at an HTTP(S) address.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpSource {
+    /// The image's address.
+    #[schemars(length(min = 8, max = 2048), regex(pattern = "^https?://[^\\s]+$"))]
+    pub url: String,
+}
+
+/// The observed state of the [`KitePlatform`].
+#[derive(Serialize, Deserialize, KubeSchema, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct KitePlatformStatus {
+    /// The `metadata.generation` this status was computed from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// Observations, one per type.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[x_kube(merge_strategy = ListMerge::Map(vec!["type".into()]))]
+    pub conditions: Vec<Condition>,
+    /// What was observed of the gateway's exposure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh_gateway: Option<SshGatewayStatus>,
+}
+
+/// The state of the gateway's exposure.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GatewayPhase {
+    /// Not exposed, as configured.
+    Disabled,
+    /// The Service is applied; its load balancer has no address yet.
+    Reconciling,
+    /// The load balancer reports an address: users can connect.
+    Ready,
+    /// The configuration cannot be carried out (for example enabled without a port); `reason` says why.
+    Blocked,
+    /// Applying failed; `message` says why.
+    Failed,
+}
+
+/// What was observed of the gateway's exposure.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SshGatewayStatus {
+    /// The state of the exposure.
+    pub phase: GatewayPhase,
+    /// A machine-readable CamelCase reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// A sentence for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The port the external Service was observed listening on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::schema::optional_port")]
+    pub observed_external_port: Option<u16>,
+    /// The name of the external Service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_service_name: Option<String>,
+    /// When `phase` last changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+}

@@ -1,0 +1,50 @@
+//! # kite-core
+//!
+//! The Kite API and the pieces every Kite reconciler shares.
+//!
+//! Kite keeps all of its state in four custom resources of the group
+//! [`hy3ons.github.io/v1`](api::GROUP):
+//!
+//! | kind | scope | what it says |
+//! |---|---|---|
+//! | [`KiteUser`](api::KiteUser) | cluster | a person who may sign in, and the namespace their machines live in |
+//! | [`KiteVirtualMachine`](api::KiteVirtualMachine) | namespaced | a virtual machine a user asked for |
+//! | [`KiteVirtualMachineOffer`](api::KiteVirtualMachineOffer) | namespaced | a VM voucher an admin gave a user |
+//! | [`KitePlatform`](api::KitePlatform) | cluster, singleton `kite` | the platform's configuration, as desired state |
+//!
+//! The API writes intent into these objects, the controller converges the
+//! cluster to it, and each object's `status` says what was observed. The
+//! validation of every field lives in the CRD schema, where the API server
+//! enforces it: see [`api::crds`] for the generated definitions.
+//!
+//! ```
+//! use kite_core::api::{KiteVirtualMachine, KiteVirtualMachineSpec, PowerState};
+//! use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+//!
+//! let vm = KiteVirtualMachine::new(
+//!     "web",
+//!     KiteVirtualMachineSpec {
+//!         cpu: 2,
+//!         memory: Quantity("4Gi".into()),
+//!         disk: Quantity("25Gi".into()),
+//!         image: "ubuntu-22.04".into(),
+//!         power_state: PowerState::On,
+//!         domain_prefix: Some("web".into()),
+//!         ssh_id: "alice_web".into(),
+//!         ssh_password_hash: None,
+//!         delete: false,
+//!     },
+//! );
+//! assert_eq!(kite_core::names::ssh_key_secret(&vm), Some("web-ssh-key".to_string()));
+//! ```
+//!
+//! The reconcilers that act on these types are built in later steps; the
+//! book's chapter on `kite-core` says what exists today.
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod api;
+pub mod labels;
+pub mod names;
+pub mod ssh_id;
+pub mod ssh_secret;
