@@ -1,13 +1,64 @@
 //! # kite-testkit
 //!
-//! Test support for Kite, never a production runtime. **Nothing is
-//! implemented here yet.**
+//! Test support for Kite, never a production runtime: a stateful, in-memory
+//! Kubernetes API server, and a simulated KubeVirt/CDI runtime.
 //!
-//! Planned (see the book's chapter on kite-testkit): a stateful in-memory
-//! Kubernetes API server that a `kube::Client` can use in-process and
-//! `kubectl` over loopback, with watch, server-side apply, finalizers,
-//! garbage collection and schema validation; and a simulated KubeVirt/CDI
-//! runtime that moves VirtualMachines and DataVolumes through their real
-//! phases.
-
+//! No Kubernetes cluster runs on the machines where Kite is built and
+//! tested, so the controller, the API and the gateway are tested against
+//! this server, through the real `kube` client, the real `kube::runtime`
+//! watchers and reflectors, and the real `kubectl`.
+//!
+//! - **In-process:** [`FakeApiServer::client`] gives a `kube::Client` with
+//!   no socket.
+//! - **Over TCP:** [`FakeApiServer::listen`] serves plain HTTP on loopback,
+//!   and [`kubeconfig::write`] points `kubectl` at it; the
+//!   `kite-fake-apiserver` binary does both.
+//!
+//! What it implements, and what it does not, is in the book's chapter on
+//! kite-testkit.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::api::{Api, PostParams};
+//!
+//! let server = kite_testkit::FakeApiServer::new()?;
+//! let config_maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+//! let mut settings = ConfigMap::default();
+//! settings.metadata.name = Some("settings".into());
+//! config_maps.create(&PostParams::default(), &settings).await?;
+//! assert_eq!(server.request_counts()["create configmaps"], 1);
+//! # Ok(())
+//! # }
+//! ```
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+mod apply;
+mod builtins;
+mod crd;
+mod discovery;
+mod error;
+mod faults;
+mod handlers;
+pub mod kubeconfig;
+mod lifecycle;
+mod meta;
+mod patch;
+mod path;
+mod read;
+mod registry;
+mod selector;
+mod server;
+pub mod sim;
+mod status;
+mod store;
+mod table;
+pub mod upstream;
+mod validation;
+mod watch;
+mod write;
+
+pub use error::Error;
+pub use faults::{Fault, RequestRecord, Verb};
+pub use server::{Builder, Config, FakeApiServer};

@@ -1,0 +1,50 @@
+//! `kite-fake-apiserver`: serves kite-testkit's API server on loopback and
+//! writes a kubeconfig for it, for `kubectl` and for manual testing.
+
+use clap::Parser;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// An in-memory Kubernetes API server for tests. Plain HTTP, no authentication, state in memory only.
+#[derive(Parser, Debug)]
+#[command(name = "kite-fake-apiserver", version, about)]
+struct Args {
+    /// Where to listen. Keep it on loopback: there is no authentication.
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    listen: SocketAddr,
+    /// Where to write a kubeconfig that points at the server.
+    #[arg(long)]
+    kubeconfig_out: PathBuf,
+    /// Also install the KubeVirt, CDI and Longhorn CRDs and run the simulated KubeVirt/CDI runtime.
+    #[arg(long)]
+    simulate: bool,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
+    let args = Args::parse();
+    match run(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("kite-fake-apiserver: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), kite_testkit::Error> {
+    let server = kite_testkit::FakeApiServer::new()?;
+    if args.simulate {
+        kite_testkit::sim::install(&server)?;
+    }
+    let address = server.listen(args.listen).await?;
+    kite_testkit::kubeconfig::write(&args.kubeconfig_out, address)?;
+    println!("kite-fake-apiserver listening on http://{address}");
+    println!("kubeconfig written to {}", args.kubeconfig_out.display());
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+    Ok(())
+}

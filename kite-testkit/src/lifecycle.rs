@@ -1,0 +1,279 @@
+//! Deletion as the API server and its controllers do it: finalizers and
+//! `deletionTimestamp`, owner-reference garbage collection (background,
+//! foreground and orphan), and namespaces that go through `Terminating`.
+
+use crate::meta;
+use crate::registry::{ResourceKey, ResourceType};
+use crate::server::Inner;
+use crate::status::ApiError;
+use crate::store::{ObjectKey, Store};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+
+/// `propagationPolicy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Propagation {
+    /// Dependents are deleted after the owner is gone.
+    Background,
+    /// The owner stays until its dependents are gone.
+    Foreground,
+    /// Dependents lose their owner reference and stay.
+    Orphan,
+}
+
+impl Propagation {
+    /// Reads the policy; `None` for an unknown one.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "Background" => Some(Self::Background),
+            "Foreground" => Some(Self::Foreground),
+            "Orphan" => Some(Self::Orphan),
+            _ => None,
+        }
+    }
+}
+
+const FOREGROUND: &str = "foregroundDeletion";
+const ORPHAN: &str = "orphan";
+
+fn finalizers(object: &Value) -> Vec<String> {
+    object["metadata"]["finalizers"]
+        .as_array()
+        .map(|f| f.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+        .unwrap_or_default()
+}
+
+fn is_namespace(key: &ResourceKey) -> bool {
+    key.group.is_empty() && key.plural == "namespaces"
+}
+
+/// Deletes one object: marks it with `deletionTimestamp` while finalizers
+/// hold it, removes it otherwise. Returns its state after the request.
+pub fn delete(
+    inner: &Arc<Inner>,
+    store: &mut Store,
+    key: &ResourceKey,
+    object_key: &ObjectKey,
+    policy: Propagation,
+    precondition: Option<(&str, &str)>,
+    dry_run: bool,
+    qualified_plural: &str,
+) -> Result<Value, ApiError> {
+    let object = store.get(key, object_key).cloned().ok_or_else(|| ApiError::not_found(qualified_plural, &object_key.1))?;
+    if let Some((field, expected)) = precondition {
+        let actual = match field {
+            "uid" => object["metadata"]["uid"].as_str(),
+            _ => object["metadata"]["resourceVersion"].as_str(),
+        };
+        if actual != Some(expected) {
+            return Err(ApiError::conflict(qualified_plural, &object_key.1));
+        }
+    }
+    if dry_run {
+        return Ok(object);
+    }
+    if is_namespace(key) {
+        return Ok(terminate_namespace(inner, store, key, object_key, object));
+    }
+    let mut held = finalizers(&object);
+    match policy {
+        Propagation::Foreground if !held.iter().any(|f| f == FOREGROUND) => held.push(FOREGROUND.into()),
+        Propagation::Orphan if !held.iter().any(|f| f == ORPHAN) => held.push(ORPHAN.into()),
+        _ => {}
+    }
+    if held.is_empty() {
+        let removed = store.remove(key, object_key).unwrap_or(object);
+        collect_garbage(inner, store);
+        return Ok(removed);
+    }
+    let mut marked = object.clone();
+    if marked["metadata"]["deletionTimestamp"].is_null() {
+        marked["metadata"]["deletionTimestamp"] = json!(meta::now());
+        marked["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+    }
+    marked["metadata"]["finalizers"] = json!(held);
+    let result = if marked == object { object } else { store.replace(key, object_key.clone(), marked) };
+    collect_garbage(inner, store);
+    Ok(result)
+}
+
+/// Marks a namespace `Terminating`, and after the configured time removes
+/// its objects (waiting on their finalizers), then the namespace.
+fn terminate_namespace(inner: &Arc<Inner>, store: &mut Store, key: &ResourceKey, object_key: &ObjectKey, object: Value) -> Value {
+    if !object["metadata"]["deletionTimestamp"].is_null() {
+        return object;
+    }
+    let mut marked = object;
+    marked["metadata"]["deletionTimestamp"] = json!(meta::now());
+    marked["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+    marked["status"] = json!({"phase": "Terminating", "conditions": [{
+        "type": "NamespaceDeletionContentFailure", "status": "False", "reason": "ContentDeleted",
+        "message": "All content successfully deleted, may be waiting on finalization",
+        "lastTransitionTime": meta::now()
+    }]});
+    let stored = store.replace(key, object_key.clone(), marked);
+    let weak = Arc::downgrade(inner);
+    let namespace = object_key.1.clone();
+    let delay = inner.config.namespace_termination;
+    inner.runtime.spawn(async move {
+        tokio::time::sleep(delay).await;
+        finalize_namespace(weak, namespace).await;
+    });
+    stored
+}
+
+async fn finalize_namespace(weak: Weak<Inner>, namespace: String) {
+    loop {
+        let Some(inner) = weak.upgrade() else { return };
+        let done = {
+            let mut store = inner.store();
+            let types: Vec<Arc<ResourceType>> = inner.registry().all().iter().filter(|t| t.namespaced).cloned().collect();
+            let mut remaining = 0;
+            for resource in types {
+                let key = resource.key();
+                let members: Vec<(ObjectKey, bool)> = store
+                    .list(&key)
+                    .filter(|(k, _)| k.0 == namespace)
+                    .map(|(k, v)| (k.clone(), !v["metadata"]["deletionTimestamp"].is_null()))
+                    .collect();
+                remaining += members.len();
+                for (object_key, deleting) in members {
+                    if !deleting {
+                        // Gone already (a cascade) is not an error here.
+                        let _ = delete(&inner, &mut store, &key, &object_key, Propagation::Background, None, false, &resource.qualified_plural());
+                    }
+                }
+            }
+            if remaining == 0 {
+                let key = ResourceKey { group: String::new(), plural: "namespaces".into() };
+                let object_key = (String::new(), namespace.clone());
+                if let Some(ns) = store.get(&key, &object_key).cloned() {
+                    if finalizers(&ns).is_empty() {
+                        store.remove(&key, &object_key);
+                        collect_garbage(&inner, &mut store);
+                    } else {
+                        // Other finalizers hold the namespace: it stays Terminating.
+                        let mut finalized = ns.clone();
+                        finalized["spec"]["finalizers"] = json!([]);
+                        if finalized != ns {
+                            store.replace(&key, object_key, finalized);
+                        }
+                    }
+                }
+            }
+            remaining == 0
+        };
+        if done {
+            return;
+        }
+        drop(inner);
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// One pass of the garbage collector, repeated until nothing changes:
+/// dependents whose owners are all gone are deleted; dangling owner
+/// references are dropped; owners deleted in the foreground wait for their
+/// dependents; orphaning owners release theirs.
+pub fn collect_garbage(inner: &Arc<Inner>, store: &mut Store) {
+    for _ in 0..1000 {
+        if !gc_pass(inner, store) {
+            return;
+        }
+    }
+    tracing::warn!("garbage collection did not settle after 1000 passes");
+}
+
+fn gc_pass(inner: &Arc<Inner>, store: &mut Store) -> bool {
+    let mut uids: HashMap<String, (ResourceKey, ObjectKey)> = HashMap::new();
+    let mut dependents: HashMap<String, Vec<(ResourceKey, ObjectKey)>> = HashMap::new();
+    for key in store.keys() {
+        for (object_key, object) in store.list(&key) {
+            if let Some(uid) = object["metadata"]["uid"].as_str() {
+                uids.insert(uid.to_string(), (key.clone(), object_key.clone()));
+            }
+            for owner in object["metadata"]["ownerReferences"].as_array().into_iter().flatten() {
+                if let Some(uid) = owner["uid"].as_str() {
+                    dependents.entry(uid.to_string()).or_default().push((key.clone(), object_key.clone()));
+                }
+            }
+        }
+    }
+    let qualified = |key: &ResourceKey| inner.registry().by_key(key).map(|t| t.qualified_plural()).unwrap_or_else(|| key.plural.clone());
+    for key in store.keys() {
+        let objects: Vec<(ObjectKey, Value)> = store.list(&key).map(|(k, v)| (k.clone(), v.clone())).collect();
+        for (object_key, object) in objects {
+            let owners: Vec<String> = object["metadata"]["ownerReferences"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|o| o["uid"].as_str().map(String::from))
+                .collect();
+            if !owners.is_empty() {
+                let live: Vec<&String> = owners.iter().filter(|uid| uids.contains_key(*uid)).collect();
+                if live.is_empty() {
+                    if object["metadata"]["deletionTimestamp"].is_null() {
+                        let _ = delete(inner, store, &key, &object_key, Propagation::Background, None, false, &qualified(&key));
+                        return true;
+                    }
+                } else if live.len() < owners.len() {
+                    let mut pruned = object.clone();
+                    if let Some(refs) = pruned["metadata"]["ownerReferences"].as_array_mut() {
+                        refs.retain(|o| o["uid"].as_str().is_some_and(|u| uids.contains_key(u)));
+                    }
+                    store.replace(&key, object_key.clone(), pruned);
+                    return true;
+                }
+            }
+            if object["metadata"]["deletionTimestamp"].is_null() {
+                continue;
+            }
+            let held = finalizers(&object);
+            let uid = object["metadata"]["uid"].as_str().unwrap_or("").to_string();
+            let own_dependents = dependents.get(&uid).cloned().unwrap_or_default();
+            if held.iter().any(|f| f == ORPHAN) {
+                for (dep_key, dep_object_key) in &own_dependents {
+                    if let Some(dep) = store.get(dep_key, dep_object_key).cloned() {
+                        let mut released = dep.clone();
+                        if let Some(refs) = released["metadata"]["ownerReferences"].as_array_mut() {
+                            refs.retain(|o| o["uid"].as_str() != Some(uid.as_str()));
+                        }
+                        store.replace(dep_key, dep_object_key.clone(), released);
+                    }
+                }
+                release_finalizer(store, &key, &object_key, object, ORPHAN);
+                return true;
+            }
+            if held.iter().any(|f| f == FOREGROUND) {
+                if own_dependents.is_empty() {
+                    release_finalizer(store, &key, &object_key, object, FOREGROUND);
+                    return true;
+                }
+                let mut changed = false;
+                for (dep_key, dep_object_key) in &own_dependents {
+                    let deleting = store.get(dep_key, dep_object_key).is_some_and(|d| !d["metadata"]["deletionTimestamp"].is_null());
+                    if !deleting {
+                        let _ = delete(inner, store, dep_key, dep_object_key, Propagation::Foreground, None, false, &qualified(dep_key));
+                        changed = true;
+                    }
+                }
+                if changed {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+fn release_finalizer(store: &mut Store, key: &ResourceKey, object_key: &ObjectKey, object: Value, finalizer: &str) {
+    let remaining: Vec<String> = finalizers(&object).into_iter().filter(|f| f != finalizer).collect();
+    if remaining.is_empty() {
+        store.remove(key, object_key);
+    } else {
+        let mut released = object;
+        released["metadata"]["finalizers"] = json!(remaining);
+        store.replace(key, object_key.clone(), released);
+    }
+}

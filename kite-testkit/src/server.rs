@@ -1,0 +1,265 @@
+//! The fake API server: its state, and the handle tests hold.
+
+use crate::faults::{Fault, Faults, RequestRecord};
+use crate::registry::Registry;
+use crate::status::ApiError;
+use crate::store::Store;
+use crate::validation::ObjectSchema;
+use crate::{Error, handlers};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+/// How the fake server behaves.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// How long a deleted namespace stays `Terminating` before its objects
+    /// are removed; make it long to reproduce a reinstall racing the deletion.
+    pub namespace_termination: Duration,
+    /// How many events the server keeps for watches; older versions get `410 Gone`.
+    pub event_log_limit: usize,
+    /// How often a watch that asked for bookmarks gets one.
+    pub bookmark_interval: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            namespace_termination: Duration::from_millis(200),
+            event_log_limit: 100_000,
+            bookmark_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub store: Mutex<Store>,
+    pub registry: RwLock<Registry>,
+    pub faults: Mutex<Faults>,
+    pub config: Config,
+    /// Schemas that replace a CRD's own for validation, by (group, kind):
+    /// the strict upstream KubeVirt and CDI schemas.
+    pub schema_overrides: HashMap<(String, String), Arc<ObjectSchema>>,
+    /// Bumped to end every open watch.
+    pub watch_drops: tokio::sync::watch::Sender<u64>,
+    pub runtime: tokio::runtime::Handle,
+}
+
+impl Inner {
+    pub fn store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn faults(&self) -> MutexGuard<'_, Faults> {
+        self.faults.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn registry(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
+        self.registry.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn registry_mut(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
+        self.registry.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Builds a [`FakeApiServer`].
+#[derive(Debug, Default)]
+pub struct Builder {
+    config: Config,
+}
+
+impl Builder {
+    /// How long a deleted namespace stays `Terminating`.
+    pub fn namespace_termination(mut self, duration: Duration) -> Self {
+        self.config.namespace_termination = duration;
+        self
+    }
+
+    /// How many events are kept for watches.
+    pub fn event_log_limit(mut self, events: usize) -> Self {
+        self.config.event_log_limit = events.max(1);
+        self
+    }
+
+    /// How often watches that asked for bookmarks get one.
+    pub fn bookmark_interval(mut self, interval: Duration) -> Self {
+        self.config.bookmark_interval = interval;
+        self
+    }
+
+    /// Starts the server (in memory; see [`FakeApiServer::listen`] for TCP)
+    /// with the namespaces a new cluster has: `default`, `kube-system`,
+    /// `kube-public` and `kube-node-lease`. Must run inside a tokio runtime.
+    pub fn build(self) -> Result<FakeApiServer, Error> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
+        let (watch_drops, _) = tokio::sync::watch::channel(0);
+        let server = FakeApiServer {
+            inner: Arc::new(Inner {
+                store: Mutex::new(Store::new(self.config.event_log_limit)),
+                registry: RwLock::new(Registry::with_builtins()),
+                faults: Mutex::new(Faults::default()),
+                config: self.config,
+                schema_overrides: crate::upstream::strict_schemas(),
+                watch_drops,
+                runtime,
+            }),
+        };
+        for namespace in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            server.create("", "v1", "namespaces", None, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}))?;
+        }
+        Ok(server)
+    }
+}
+
+/// A stateful, in-memory Kubernetes API server for tests and `kite demo`.
+///
+/// Cheap to clone: every clone is the same server.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use k8s_openapi::api::core::v1::Namespace;
+/// use kube::Api;
+///
+/// let server = kite_testkit::FakeApiServer::new()?;
+/// let namespaces: Api<Namespace> = Api::all(server.client());
+/// let default = namespaces.get("default").await?;
+/// assert_eq!(default.status.unwrap().phase.as_deref(), Some("Active"));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct FakeApiServer {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for FakeApiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeApiServer").field("resource_version", &self.inner.store().resource_version()).finish()
+    }
+}
+
+impl FakeApiServer {
+    /// A builder, to change the [`Config`].
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// A server with the default configuration.
+    pub fn new() -> Result<Self, Error> {
+        Self::builder().build()
+    }
+
+    /// The server as an axum router, to serve or to call in-process.
+    pub fn router(&self) -> axum::Router {
+        handlers::router(self.clone())
+    }
+
+    /// A `kube::Client` that talks to this server in-process, with no socket.
+    pub fn client(&self) -> kube::Client {
+        kube::Client::new(self.router(), "default")
+    }
+
+    /// Serves the API on `listener` (plain HTTP, no authentication) until the task is dropped.
+    pub async fn serve(&self, listener: TcpListener) -> Result<(), Error> {
+        axum::serve(listener, self.router())
+            .await
+            .map_err(|source| Error::Io { what: "serving the fake API server".into(), source })
+    }
+
+    /// Listens on `address` (port 0 picks a free one) and serves in a
+    /// background task; returns the bound address.
+    pub async fn listen(&self, address: SocketAddr) -> Result<SocketAddr, Error> {
+        let listener = TcpListener::bind(address)
+            .await
+            .map_err(|source| Error::Io { what: format!("listening on {address}"), source })?;
+        let bound = listener
+            .local_addr()
+            .map_err(|source| Error::Io { what: "reading the listening address".into(), source })?;
+        let server = self.clone();
+        self.inner.runtime.spawn(async move {
+            if let Err(error) = server.serve(listener).await {
+                tracing::error!(%error, "the fake API server stopped");
+            }
+        });
+        Ok(bound)
+    }
+
+    /// `"<verb> <resource>"` → how many such requests were answered since the
+    /// last [`reset_requests`](Self::reset_requests). Subresources count as
+    /// `<resource>/<subresource>`, for example `"patch kitevirtualmachines/status"`.
+    pub fn request_counts(&self) -> BTreeMap<String, u64> {
+        self.inner.faults().counts()
+    }
+
+    /// Every request answered since the last reset, in order.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.inner.faults().log().to_vec()
+    }
+
+    /// How many writes (create, update, patch, delete) were answered since the last reset.
+    pub fn write_count(&self) -> usize {
+        self.inner.faults().log().iter().filter(|r| r.verb.is_write()).count()
+    }
+
+    /// Forgets the request log.
+    pub fn reset_requests(&self) {
+        self.inner.faults().reset();
+    }
+
+    /// Makes the next requests that match `fault` fail.
+    pub fn inject(&self, fault: Fault) {
+        self.inner.faults().add(fault);
+    }
+
+    /// Delays every resource request by `latency`.
+    pub fn set_latency(&self, latency: Duration) {
+        self.inner.faults().latency = latency;
+    }
+
+    /// Ends every open watch stream, as a restarting API server would.
+    pub fn drop_watches(&self) {
+        self.inner.watch_drops.send_modify(|generation| *generation += 1);
+    }
+
+    /// Forgets the event log, so a watch from any earlier resourceVersion gets `410 Gone`.
+    pub fn compact(&self) {
+        self.inner.store().compact();
+    }
+
+    /// The current resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.inner.store().resource_version()
+    }
+
+    /// Creates an object as a client would, without HTTP; returns it as stored.
+    pub fn create(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+        namespace: Option<&str>,
+        object: Value,
+    ) -> Result<Value, Error> {
+        let what = format!("{plural} {}", object["metadata"]["name"].as_str().unwrap_or("?"));
+        crate::write::create_internal(&self.inner, group, version, plural, namespace, object)
+            .map_err(|e: ApiError| Error::Refused { what, message: e.message })
+    }
+
+    /// Installs a CustomResourceDefinition; its kind is served at once.
+    pub fn install_crd(
+        &self,
+        crd: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    ) -> Result<(), Error> {
+        let object = serde_json::to_value(crd)
+            .map_err(|e| Error::Serialize { what: "a CustomResourceDefinition".into(), message: e.to_string() })?;
+        let mut object = object;
+        object["apiVersion"] = json!("apiextensions.k8s.io/v1");
+        object["kind"] = json!("CustomResourceDefinition");
+        self.create("apiextensions.k8s.io", "v1", "customresourcedefinitions", None, object).map(|_| ())
+    }
+}

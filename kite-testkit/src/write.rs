@@ -1,0 +1,456 @@
+//! The writes: create, update (PUT), patch (every kind, server-side apply
+//! included) and their shared commit step.
+
+use crate::apply::{self, Writer};
+use crate::lifecycle;
+use crate::meta;
+use crate::registry::ResourceType;
+use crate::server::Inner;
+use crate::status::{ApiError, Cause};
+use crate::store::{ObjectKey, Store};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// `fieldValidation`: what to do with unknown fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldValidation {
+    /// Refuse the request.
+    Strict,
+    /// Drop them and warn (the server's default).
+    Warn,
+    /// Drop them.
+    Ignore,
+}
+
+/// Who writes, and how.
+#[derive(Clone, Debug)]
+pub struct WriteCtx {
+    pub manager: String,
+    pub dry_run: bool,
+    pub field_validation: FieldValidation,
+    pub api_version: String,
+    pub subresource: Option<String>,
+    pub warnings: Vec<String>,
+    /// Whether the write records its ownership as an Update; an apply has recorded its own.
+    pub record_ownership: bool,
+}
+
+impl WriteCtx {
+    pub fn internal(api_version: &str) -> Self {
+        Self {
+            manager: "kite-testkit".into(),
+            dry_run: false,
+            field_validation: FieldValidation::Ignore,
+            api_version: api_version.into(),
+            subresource: None,
+            warnings: Vec::new(),
+            record_ownership: true,
+        }
+    }
+
+    fn writer<'a>(&'a self, now: &'a str) -> Writer<'a> {
+        Writer { manager: &self.manager, subresource: self.subresource.as_deref(), api_version: &self.api_version, now }
+    }
+}
+
+fn name_of(object: &Value) -> &str {
+    object["metadata"]["name"].as_str().unwrap_or("")
+}
+
+/// Checks the namespace a namespaced object goes into: it must exist and not be terminating.
+fn check_namespace(store: &Store, resource: &ResourceType, namespace: &str) -> Result<(), ApiError> {
+    if resource.kind == "Namespace" && resource.group.is_empty() {
+        return Ok(());
+    }
+    let key = crate::registry::ResourceKey { group: String::new(), plural: "namespaces".into() };
+    match store.get(&key, &(String::new(), namespace.to_string())) {
+        None => Err(ApiError::not_found("namespaces", namespace)),
+        Some(ns) if !ns["metadata"]["deletionTimestamp"].is_null() => Err(ApiError::forbidden(format!(
+            "{} \"{}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
+            resource.qualified_plural(),
+            namespace
+        ))
+        .with_details(json!({"causes": [{"reason": "NamespaceTerminating", "message": format!("namespace {namespace} is being terminated"), "field": "metadata.namespace"}]}))),
+        Some(_) => Ok(()),
+    }
+}
+
+/// The object key from the path's namespace and the body.
+fn object_key(resource: &ResourceType, namespace: Option<&str>, name: &str) -> Result<ObjectKey, ApiError> {
+    match (resource.namespaced, namespace) {
+        (true, Some(ns)) => Ok((ns.to_string(), name.to_string())),
+        (true, None) => Err(ApiError::bad_request(format!("{} is namespaced: the request needs a namespace", resource.plural))),
+        (false, _) => Ok((String::new(), name.to_string())),
+    }
+}
+
+/// Validates against the type's schema and drops unknown fields as asked.
+fn validate(inner: &Inner, resource: &ResourceType, object: &mut Value, old: Option<&Value>, ctx: &mut WriteCtx) -> Result<(), ApiError> {
+    let name = name_of(object).to_string();
+    let strict_override = inner.schema_overrides.get(&(resource.group.clone(), resource.kind.clone()));
+    if let Some(schema) = strict_override {
+        let causes = schema.validate(object, old);
+        if !causes.is_empty() {
+            return Err(ApiError::invalid(&resource.kind, &resource.group, &name, causes));
+        }
+        return Ok(());
+    }
+    let Some(schema) = &resource.schema else { return Ok(()) };
+    schema.apply_defaults(object);
+    let mut pruned = object.clone();
+    let unknown = schema.prune(&mut pruned);
+    if !unknown.is_empty() {
+        match ctx.field_validation {
+            FieldValidation::Strict => {
+                let listed: Vec<String> = unknown.iter().map(|u| format!("unknown field \"{u}\"")).collect();
+                return Err(ApiError::bad_request(format!("strict decoding error: {}", listed.join(", "))));
+            }
+            FieldValidation::Warn => ctx.warnings.extend(unknown.iter().map(|u| format!("unknown field \"{u}\""))),
+            FieldValidation::Ignore => {}
+        }
+        *object = pruned;
+    }
+    let causes = schema.validate(object, old);
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(&resource.kind, &resource.group, &name, causes));
+    }
+    Ok(())
+}
+
+/// Creates `object`.
+pub fn create(
+    inner: &Arc<Inner>,
+    resource: &Arc<ResourceType>,
+    namespace: Option<&str>,
+    mut object: Value,
+    ctx: &mut WriteCtx,
+) -> Result<Value, ApiError> {
+    if !object.is_object() {
+        return Err(ApiError::bad_request("the request body must be a JSON object"));
+    }
+    let body_namespace = object["metadata"]["namespace"].as_str().map(String::from);
+    if resource.namespaced {
+        if let (Some(body), Some(path)) = (&body_namespace, namespace)
+            && body != path
+        {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+    }
+    if object["metadata"]["name"].as_str().is_none_or(str::is_empty) {
+        match object["metadata"]["generateName"].as_str() {
+            Some(prefix) if !prefix.is_empty() => object["metadata"]["name"] = json!(meta::generate_name(prefix)),
+            _ => {
+                return Err(ApiError::invalid(
+                    &resource.kind,
+                    &resource.group,
+                    "",
+                    vec![Cause { reason: "FieldValueRequired".into(), message: "Required value: name or generateName is required".into(), field: "metadata.name".into() }],
+                ));
+            }
+        }
+    }
+    let name = name_of(&object).to_string();
+    meta::check_name(resource, &name)?;
+    let key = object_key(resource, namespace, &name)?;
+    object["apiVersion"] = json!(ctx.api_version);
+    object["kind"] = json!(resource.kind);
+    if let Some(metadata) = object["metadata"].as_object_mut() {
+        for server_owned in ["uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "selfLink"] {
+            metadata.remove(server_owned);
+        }
+        if ctx.record_ownership {
+            metadata.remove("managedFields");
+        }
+        if resource.namespaced {
+            metadata.insert("namespace".into(), json!(key.0));
+        } else {
+            metadata.remove("namespace");
+        }
+    }
+    if resource.status_subresource && !(resource.group.is_empty() && resource.kind == "Namespace") {
+        if let Some(map) = object.as_object_mut() {
+            map.remove("status");
+        }
+    }
+    meta::builtin_defaults(resource, &mut object, true);
+    crate::crd::check_crd(resource, &object)?;
+    validate(inner, resource, &mut object, None, ctx)?;
+    let now = meta::now();
+    object["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
+    object["metadata"]["creationTimestamp"] = json!(now);
+    if resource.generation || resource.crd_name.is_some() {
+        object["metadata"]["generation"] = json!(1);
+    }
+    if ctx.record_ownership {
+        apply::record_update(None, &mut object, resource, &ctx.writer(&now));
+    }
+
+    let stored = {
+        let mut store = inner.store();
+        if resource.namespaced {
+            check_namespace(&store, resource, &key.0)?;
+        }
+        if store.get(&resource.key(), &key).is_some() {
+            return Err(ApiError::already_exists(&resource.qualified_plural(), &name));
+        }
+        if ctx.dry_run {
+            return Ok(object);
+        }
+        store.insert(&resource.key(), key, object)
+    };
+    crate::crd::after_write(inner, resource, &stored);
+    Ok(stored)
+}
+
+/// Creates an object from inside the server (bootstrap, the builder's helpers).
+pub fn create_internal(
+    inner: &Arc<Inner>,
+    group: &str,
+    version: &str,
+    plural: &str,
+    namespace: Option<&str>,
+    object: Value,
+) -> Result<Value, ApiError> {
+    let resource = inner
+        .registry()
+        .find(group, version, plural)
+        .ok_or_else(|| ApiError::not_found("resources", plural))?;
+    let api_version = resource.api_version(version);
+    create(inner, &resource, namespace, object, &mut WriteCtx::internal(&api_version))
+}
+
+/// The commit step of every update: keeps what a client may not change,
+/// honours the status subresource, validates, counts the generation, and
+/// stores the result (or removes the object once its last finalizer is gone).
+pub fn commit(
+    inner: &Arc<Inner>,
+    store: &mut Store,
+    resource: &Arc<ResourceType>,
+    key: &ObjectKey,
+    old: &Value,
+    mut new: Value,
+    ctx: &mut WriteCtx,
+) -> Result<Value, ApiError> {
+    let name = key.1.clone();
+    if !new.is_object() {
+        return Err(ApiError::bad_request("the object must be a JSON object"));
+    }
+    if let Some(rv) = new["metadata"]["resourceVersion"].as_str()
+        && Some(rv) != old["metadata"]["resourceVersion"].as_str()
+    {
+        return Err(ApiError::conflict(&resource.qualified_plural(), &name));
+    }
+    if new["metadata"]["name"].as_str().is_some_and(|n| n != name) {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({}) does not match the name on the URL ({name})",
+            new["metadata"]["name"].as_str().unwrap_or("")
+        )));
+    }
+    let status_write = ctx.subresource.as_deref() == Some("status");
+    if status_write {
+        // Only status changes, and the managed fields that record it.
+        let mut merged = old.clone();
+        merged["status"] = new.get("status").cloned().unwrap_or(Value::Null);
+        merged["metadata"]["managedFields"] = new["metadata"]["managedFields"].clone();
+        if merged["status"].is_null()
+            && let Some(m) = merged.as_object_mut()
+        {
+            m.remove("status");
+        }
+        new = merged;
+    } else {
+        if resource.status_subresource {
+            match old.get("status") {
+                Some(status) => new["status"] = status.clone(),
+                None => {
+                    if let Some(m) = new.as_object_mut() {
+                        m.remove("status");
+                    }
+                }
+            }
+        }
+        for kept in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "namespace", "name"] {
+            match old["metadata"].get(kept) {
+                Some(value) => new["metadata"][kept] = value.clone(),
+                None => {
+                    if let Some(m) = new["metadata"].as_object_mut() {
+                        m.remove(kept);
+                    }
+                }
+            }
+        }
+        let old_finalizers = old["metadata"]["finalizers"].as_array().cloned().unwrap_or_default();
+        if !old["metadata"]["deletionTimestamp"].is_null() {
+            let added: Vec<&Value> = new["metadata"]["finalizers"]
+                .as_array()
+                .map(|f| f.iter().filter(|x| !old_finalizers.contains(x)).collect())
+                .unwrap_or_default();
+            if !added.is_empty() {
+                return Err(ApiError::invalid(
+                    &resource.kind,
+                    &resource.group,
+                    &name,
+                    vec![Cause { reason: "FieldValueForbidden".into(), message: "Forbidden: no new finalizers can be added if the object is being deleted".into(), field: "metadata.finalizers".into() }],
+                ));
+            }
+        }
+    }
+    new["apiVersion"] = json!(ctx.api_version);
+    new["kind"] = json!(resource.kind);
+    meta::builtin_defaults(resource, &mut new, false);
+    validate(inner, resource, &mut new, Some(old), ctx)?;
+    if (resource.generation || resource.crd_name.is_some()) && meta::spec_part(&new) != meta::spec_part(old) {
+        let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
+        new["metadata"]["generation"] = json!(generation + 1);
+    }
+    let now = meta::now();
+    if ctx.record_ownership {
+        apply::record_update(Some(old), &mut new, resource, &ctx.writer(&now));
+    }
+    new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+    if new == *old {
+        return Ok(new);
+    }
+    if ctx.dry_run {
+        return Ok(new);
+    }
+    let deleting = !new["metadata"]["deletionTimestamp"].is_null();
+    let no_finalizers = new["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
+    if deleting && no_finalizers {
+        let removed = store.remove(&resource.key(), key).unwrap_or(new);
+        lifecycle::collect_garbage(inner, store);
+        return Ok(removed);
+    }
+    Ok(store.replace(&resource.key(), key.clone(), new))
+}
+
+/// Replaces an object (PUT).
+pub fn update(
+    inner: &Arc<Inner>,
+    resource: &Arc<ResourceType>,
+    namespace: Option<&str>,
+    name: &str,
+    object: Value,
+    ctx: &mut WriteCtx,
+) -> Result<Value, ApiError> {
+    let key = object_key(resource, namespace, name)?;
+    let stored = {
+        let mut store = inner.store();
+        let old = store
+            .get(&resource.key(), &key)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&resource.qualified_plural(), name))?;
+        commit(inner, &mut store, resource, &key, &old, object, ctx)?
+    };
+    crate::crd::after_write(inner, resource, &stored);
+    Ok(stored)
+}
+
+/// The patch formats, by content type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PatchKind {
+    Merge,
+    Json,
+    Strategic,
+    Apply,
+}
+
+impl PatchKind {
+    pub fn from_content_type(content_type: &str) -> Option<Self> {
+        let media = content_type.split(';').next().unwrap_or("").trim();
+        match media {
+            "application/merge-patch+json" => Some(Self::Merge),
+            "application/json-patch+json" => Some(Self::Json),
+            "application/strategic-merge-patch+json" => Some(Self::Strategic),
+            "application/apply-patch+yaml" => Some(Self::Apply),
+            _ => None,
+        }
+    }
+}
+
+/// Patches an object; a server-side apply of a missing object creates it.
+pub fn patch(
+    inner: &Arc<Inner>,
+    resource: &Arc<ResourceType>,
+    namespace: Option<&str>,
+    name: &str,
+    kind: PatchKind,
+    body: &Value,
+    force: bool,
+    ctx: &mut WriteCtx,
+) -> Result<Value, ApiError> {
+    let key = object_key(resource, namespace, name)?;
+    if kind == PatchKind::Strategic && resource.crd_name.is_some() {
+        return Err(ApiError::new(
+            http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UnsupportedMediaType",
+            "strategic merge patch is not supported for custom resources; use a JSON merge patch or server-side apply",
+        ));
+    }
+    let now = meta::now();
+    let stored = {
+        let mut store = inner.store();
+        let old = store.get(&resource.key(), &key).cloned();
+        let Some(old) = old else {
+            if kind != PatchKind::Apply {
+                return Err(ApiError::not_found(&resource.qualified_plural(), name));
+            }
+            if ctx.subresource.is_some() {
+                return Err(ApiError::not_found(&resource.qualified_plural(), name));
+            }
+            drop(store);
+            if body["metadata"]["name"].as_str().is_some_and(|n| n != name) {
+                return Err(ApiError::bad_request("the name in the applied object does not match the name on the URL"));
+            }
+            let mut object = apply::apply(None, body, resource, &ctx.writer(&now), force)?;
+            object["metadata"]["name"] = json!(name);
+            let mut apply_ctx = WriteCtx { record_ownership: false, ..ctx.clone() };
+            let created = create(inner, resource, namespace, object, &mut apply_ctx);
+            ctx.warnings = apply_ctx.warnings;
+            return created;
+        };
+        let new = match kind {
+            PatchKind::Apply => {
+                let stored = {
+                if body["apiVersion"].is_null() || body["kind"].is_null() {
+                    return Err(ApiError::bad_request("an applied object needs apiVersion and kind"));
+                }
+                let mut applied = apply::apply(Some(&old), body, resource, &ctx.writer(&now), force)?;
+                applied["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+                // The apply recorded its own ownership: commit() must not record an Update too.
+                let mut apply_ctx = WriteCtx { record_ownership: false, ..ctx.clone() };
+                let result = commit(inner, &mut store, resource, &key, &old, applied, &mut apply_ctx);
+                ctx.warnings = apply_ctx.warnings;
+                result?
+                };
+                drop(store);
+                crate::crd::after_write(inner, resource, &stored);
+                return Ok(stored);
+            }
+            PatchKind::Merge => {
+                let mut new = old.clone();
+                crate::patch::merge(&mut new, body);
+                new
+            }
+            PatchKind::Json => {
+                let mut new = old.clone();
+                crate::patch::json(&mut new, body)?;
+                new
+            }
+            PatchKind::Strategic => {
+                let mut new = old.clone();
+                crate::patch::strategic(&mut new, body, resource)?;
+                new
+            }
+        };
+        let mut new = new;
+        if body["metadata"]["resourceVersion"].is_null() {
+            new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+        }
+        commit(inner, &mut store, resource, &key, &old, new, ctx)?
+    };
+    crate::crd::after_write(inner, resource, &stored);
+    Ok(stored)
+}

@@ -1,0 +1,44 @@
+//! Builders shared by kite-testkit's tests.
+#![allow(dead_code)]
+
+use kite_testkit::FakeApiServer;
+use kube::core::Status;
+use std::time::Duration;
+
+/// A fresh server, with namespaces that terminate quickly.
+pub fn server() -> FakeApiServer {
+    FakeApiServer::builder().namespace_termination(Duration::from_millis(50)).build().unwrap()
+}
+
+/// Waits, up to five seconds, for `check` to hold.
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        if check().await {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// A ConfigMap named `name` with one label.
+pub fn config_map(name: &str, label: &str) -> k8s_openapi::api::core::v1::ConfigMap {
+    let mut cm = k8s_openapi::api::core::v1::ConfigMap::default();
+    cm.metadata.name = Some(name.into());
+    cm.metadata.labels = Some([("app".to_string(), label.to_string())].into());
+    cm.data = Some([("key".to_string(), "value".to_string())].into());
+    cm
+}
+
+/// The Status of an API error; panics on any other error.
+pub fn api_error(error: kube::Error) -> Status {
+    match error {
+        kube::Error::Api(status) => *status,
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
