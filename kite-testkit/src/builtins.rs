@@ -71,15 +71,39 @@ const BUILTINS: &[Spec] = &[
     spec("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", true, &[]),
     spec("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", false, &[]),
     spec("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", false, &[]),
-    spec("apps", "v1", "Deployment", "deployments", true, &["deploy"]).with_status().with_generation().with_lists(POD_LISTS),
-    spec("coordination.k8s.io", "v1", "Lease", "leases", true, &[]),
-    spec("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", false, &[])
-        .with_generation(),
-    spec("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", false, &[])
-        .with_generation(),
-    spec("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", false, &["crd", "crds"])
+    spec("apps", "v1", "Deployment", "deployments", true, &["deploy"])
         .with_status()
-        .with_generation(),
+        .with_generation()
+        .with_lists(POD_LISTS),
+    spec("coordination.k8s.io", "v1", "Lease", "leases", true, &[]),
+    spec(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        false,
+        &[],
+    )
+    .with_generation(),
+    spec(
+        "admissionregistration.k8s.io",
+        "v1",
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
+        false,
+        &[],
+    )
+    .with_generation(),
+    spec(
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        false,
+        &["crd", "crds"],
+    )
+    .with_status()
+    .with_generation(),
 ];
 
 /// Every built-in kind.

@@ -21,8 +21,11 @@ pub fn resource_type(crd: &Value) -> Result<ResourceType, String> {
     let plural = names["plural"].as_str().ok_or("spec.names.plural is required")?.to_string();
     let kind = names["kind"].as_str().ok_or("spec.names.kind is required")?.to_string();
     let singular = names["singular"].as_str().map(String::from).unwrap_or_else(|| kind.to_lowercase());
-    let strings = |v: &Value| -> Vec<String> { v.as_array().into_iter().flatten().filter_map(|s| s.as_str().map(String::from)).collect() };
-    let versions: Vec<&Value> = spec["versions"].as_array().into_iter().flatten().filter(|v| v["served"] != json!(false)).collect();
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array().into_iter().flatten().filter_map(|s| s.as_str().map(String::from)).collect()
+    };
+    let versions: Vec<&Value> =
+        spec["versions"].as_array().into_iter().flatten().filter(|v| v["served"] != json!(false)).collect();
     if versions.is_empty() {
         return Err("spec.versions must have at least one served version".into());
     }
@@ -57,12 +60,20 @@ pub fn check_crd(resource: &ResourceType, object: &Value) -> Result<(), ApiError
     }
     let name = object["metadata"]["name"].as_str().unwrap_or("");
     let invalid = |field: &str, message: String| {
-        ApiError::invalid("CustomResourceDefinition", "apiextensions.k8s.io", name, vec![Cause::invalid(field, message)])
+        ApiError::invalid(
+            "CustomResourceDefinition",
+            "apiextensions.k8s.io",
+            name,
+            vec![Cause::invalid(field, message)],
+        )
     };
     let served = resource_type(object).map_err(|e| invalid("spec", e))?;
     let expected = format!("{}.{}", served.plural, served.group);
     if name != expected {
-        return Err(invalid("metadata.name", format!("Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group ({expected})")));
+        return Err(invalid(
+            "metadata.name",
+            format!("Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group ({expected})"),
+        ));
     }
     Ok(())
 }
@@ -122,9 +133,7 @@ pub fn after_write(inner: &Arc<Inner>, resource: &ResourceType, object: &Value) 
             .filter(|v| v["storage"] == json!(true))
             .map(|v| v["name"].clone())
             .collect();
-        let condition = |t: &str, reason: &str, message: &str| {
-            json!({"type": t, "status": "True", "reason": reason, "message": message, "lastTransitionTime": current["metadata"]["creationTimestamp"]})
-        };
+        let condition = |t: &str, reason: &str, message: &str| json!({"type": t, "status": "True", "reason": reason, "message": message, "lastTransitionTime": current["metadata"]["creationTimestamp"]});
         let status = json!({
             "acceptedNames": current["spec"]["names"],
             "conditions": [
@@ -146,7 +155,9 @@ fn withdraw(inner: &Arc<Inner>, crd_name: &str) {
 }
 
 fn remove_objects(inner: &Arc<Inner>, crd: &Value) {
-    let (Some(group), Some(plural)) = (crd["spec"]["group"].as_str(), crd["spec"]["names"]["plural"].as_str()) else { return };
+    let (Some(group), Some(plural)) = (crd["spec"]["group"].as_str(), crd["spec"]["names"]["plural"].as_str()) else {
+        return;
+    };
     let key = ResourceKey { group: group.to_string(), plural: plural.to_string() };
     let mut store = inner.store();
     let objects: Vec<_> = store.list(&key).map(|(k, _)| k.clone()).collect();

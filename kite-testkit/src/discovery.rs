@@ -58,7 +58,8 @@ pub fn resources(registry: &Registry, group: &str, version: &str) -> Option<Valu
 }
 
 fn group_entry(group: &str, versions: &[String]) -> Value {
-    let versions: Vec<Value> = versions.iter().map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v})).collect();
+    let versions: Vec<Value> =
+        versions.iter().map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v})).collect();
     json!({"name": group, "versions": versions, "preferredVersion": versions.first().cloned().unwrap_or(Value::Null)})
 }
 

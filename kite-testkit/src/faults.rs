@@ -102,8 +102,7 @@ impl Faults {
     /// Logs `record`, and returns the fault it triggers, if any.
     pub fn on_request(&mut self, record: RequestRecord) -> Option<Fault> {
         let triggered = self.rules.iter_mut().find(|rule| {
-            rule.verb.is_none_or(|v| v == record.verb)
-                && rule.resource.as_ref().is_none_or(|r| *r == record.resource)
+            rule.verb.is_none_or(|v| v == record.verb) && rule.resource.as_ref().is_none_or(|r| *r == record.resource)
         });
         let fault = triggered.map(|rule| {
             rule.count -= 1;

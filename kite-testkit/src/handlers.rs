@@ -39,7 +39,8 @@ async fn handle(
     let registry = || server.inner.registry();
     let found = |doc: Option<Value>| match doc {
         Some(doc) => json_response(StatusCode::OK, &doc),
-        None => ApiError::new(StatusCode::NOT_FOUND, "NotFound", "the server could not find the requested resource").into_response(),
+        None => ApiError::new(StatusCode::NOT_FOUND, "NotFound", "the server could not find the requested resource")
+            .into_response(),
     };
     match route {
         Route::Version => json_response(StatusCode::OK, &discovery::version()),
@@ -77,7 +78,8 @@ fn parse_body(body: &Bytes, yaml_allowed: bool) -> Result<Value, ApiError> {
         Ok(value) => Ok(value),
         Err(json_error) if yaml_allowed => {
             let text = std::str::from_utf8(body).map_err(|_| ApiError::bad_request("the body is not UTF-8"))?;
-            serde_saphyr::from_str::<Value>(text).map_err(|e| ApiError::bad_request(format!("the body is neither JSON ({json_error}) nor YAML ({e})")))
+            serde_saphyr::from_str::<Value>(text)
+                .map_err(|e| ApiError::bad_request(format!("the body is neither JSON ({json_error}) nor YAML ({e})")))
         }
         Err(error) => Err(ApiError::bad_request(format!("the body is not valid JSON: {error}"))),
     }
@@ -92,7 +94,8 @@ async fn resource(
     body: &Bytes,
 ) -> Result<Response, ApiError> {
     let inner = &server.inner;
-    let not_found = || ApiError::new(StatusCode::NOT_FOUND, "NotFound", "the server could not find the requested resource");
+    let not_found =
+        || ApiError::new(StatusCode::NOT_FOUND, "NotFound", "the server could not find the requested resource");
     let resource = inner.registry().find(&path.group, &path.version, &path.plural).ok_or_else(not_found)?;
     if path.namespace.is_some() && !resource.namespaced {
         return Err(not_found());
@@ -102,8 +105,11 @@ async fn resource(
     {
         return Err(not_found());
     }
-    let verb = verb_of(method, &path, query)
-        .ok_or_else(|| ApiError::method_not_allowed(format!("the server does not allow this method on the requested resource: {method}")))?;
+    let verb = verb_of(method, &path, query).ok_or_else(|| {
+        ApiError::method_not_allowed(format!(
+            "the server does not allow this method on the requested resource: {method}"
+        ))
+    })?;
     let resource_name = match &path.subresource {
         Some(sub) => format!("{}/{sub}", resource.plural),
         None => resource.plural.clone(),
@@ -175,9 +181,12 @@ async fn resource(
         }
         Verb::Patch => {
             let content_type = headers.get(http::header::CONTENT_TYPE).and_then(|c| c.to_str().ok()).unwrap_or("");
-            let kind = PatchKind::from_content_type(content_type).ok_or_else(|| ApiError::unsupported_media_type(content_type))?;
+            let kind = PatchKind::from_content_type(content_type)
+                .ok_or_else(|| ApiError::unsupported_media_type(content_type))?;
             if kind == PatchKind::Apply && !query.contains_key("fieldManager") {
-                return Err(ApiError::bad_request("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"));
+                return Err(ApiError::bad_request(
+                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+                ));
             }
             let patch = parse_body(body, kind == PatchKind::Apply)?;
             let force = query.get("force").is_some_and(|f| f == "true");
@@ -235,9 +244,11 @@ fn delete(
 ) -> Result<(StatusCode, Value), ApiError> {
     let inner = &server.inner;
     let options = if body.is_empty() { json!({}) } else { parse_body(body, false)? };
-    let policy_text = query.get("propagationPolicy").cloned().or_else(|| options["propagationPolicy"].as_str().map(String::from));
+    let policy_text =
+        query.get("propagationPolicy").cloned().or_else(|| options["propagationPolicy"].as_str().map(String::from));
     let policy = match policy_text {
-        Some(text) => Propagation::parse(&text).ok_or_else(|| ApiError::bad_request(format!("unknown propagationPolicy {text:?}")))?,
+        Some(text) => Propagation::parse(&text)
+            .ok_or_else(|| ApiError::bad_request(format!("unknown propagationPolicy {text:?}")))?,
         None => Propagation::Background,
     };
     let dry_run = dry_run || options["dryRun"].as_array().is_some_and(|d| d.iter().any(|x| x == "All"));
@@ -251,7 +262,16 @@ fn delete(
         Some(name) => {
             let result = {
                 let mut store = inner.store();
-                lifecycle::delete(inner, &mut store, &key, &(namespace, name.clone()), policy, precondition, dry_run, &resource.qualified_plural())?
+                lifecycle::delete(
+                    inner,
+                    &mut store,
+                    &key,
+                    &(namespace, name.clone()),
+                    policy,
+                    precondition,
+                    dry_run,
+                    &resource.qualified_plural(),
+                )?
             };
             crate::crd::after_write(inner, resource, &result);
             Ok((StatusCode::OK, result))
@@ -266,7 +286,16 @@ fn delete(
                 );
                 let result = {
                     let mut store = inner.store();
-                    lifecycle::delete(inner, &mut store, &key, &object_key, policy, None, dry_run, &resource.qualified_plural())
+                    lifecycle::delete(
+                        inner,
+                        &mut store,
+                        &key,
+                        &object_key,
+                        policy,
+                        None,
+                        dry_run,
+                        &resource.qualified_plural(),
+                    )
                 };
                 if let Ok(result) = result {
                     crate::crd::after_write(inner, resource, &result);
@@ -293,7 +322,10 @@ fn testkit(server: &FakeApiServer, method: &Method, what: &str, body: &Bytes) ->
                 server.inject(fault);
                 ok()
             }
-            Err(error) => ApiError::bad_request(format!("a fault is {{verb?, resource?, count, code, message?}}: {error}")).into_response(),
+            Err(error) => {
+                ApiError::bad_request(format!("a fault is {{verb?, resource?, count, code, message?}}: {error}"))
+                    .into_response()
+            }
         },
         ("POST", "latency") => match serde_json::from_slice::<Value>(body).ok().and_then(|v| v["millis"].as_u64()) {
             Some(millis) => {
@@ -310,6 +342,7 @@ fn testkit(server: &FakeApiServer, method: &Method, what: &str, body: &Bytes) ->
             server.compact();
             ok()
         }
-        _ => ApiError::new(StatusCode::NOT_FOUND, "NotFound", format!("no test control {method} /testkit/{what}")).into_response(),
+        _ => ApiError::new(StatusCode::NOT_FOUND, "NotFound", format!("no test control {method} /testkit/{what}"))
+            .into_response(),
     }
 }

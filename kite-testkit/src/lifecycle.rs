@@ -60,7 +60,8 @@ pub fn delete(
     dry_run: bool,
     qualified_plural: &str,
 ) -> Result<Value, ApiError> {
-    let object = store.get(key, object_key).cloned().ok_or_else(|| ApiError::not_found(qualified_plural, &object_key.1))?;
+    let object =
+        store.get(key, object_key).cloned().ok_or_else(|| ApiError::not_found(qualified_plural, &object_key.1))?;
     if let Some((field, expected)) = precondition {
         let actual = match field {
             "uid" => object["metadata"]["uid"].as_str(),
@@ -100,7 +101,13 @@ pub fn delete(
 
 /// Marks a namespace `Terminating`, and after the configured time removes
 /// its objects (waiting on their finalizers), then the namespace.
-fn terminate_namespace(inner: &Arc<Inner>, store: &mut Store, key: &ResourceKey, object_key: &ObjectKey, object: Value) -> Value {
+fn terminate_namespace(
+    inner: &Arc<Inner>,
+    store: &mut Store,
+    key: &ResourceKey,
+    object_key: &ObjectKey,
+    object: Value,
+) -> Value {
     if !object["metadata"]["deletionTimestamp"].is_null() {
         return object;
     }
@@ -128,7 +135,8 @@ async fn finalize_namespace(weak: Weak<Inner>, namespace: String) {
         let Some(inner) = weak.upgrade() else { return };
         let done = {
             let mut store = inner.store();
-            let types: Vec<Arc<ResourceType>> = inner.registry().all().iter().filter(|t| t.namespaced).cloned().collect();
+            let types: Vec<Arc<ResourceType>> =
+                inner.registry().all().iter().filter(|t| t.namespaced).cloned().collect();
             let mut remaining = 0;
             for resource in types {
                 let key = resource.key();
@@ -141,7 +149,16 @@ async fn finalize_namespace(weak: Weak<Inner>, namespace: String) {
                 for (object_key, deleting) in members {
                     if !deleting {
                         // Gone already (a cascade) is not an error here.
-                        let _ = delete(&inner, &mut store, &key, &object_key, Propagation::Background, None, false, &resource.qualified_plural());
+                        let _ = delete(
+                            &inner,
+                            &mut store,
+                            &key,
+                            &object_key,
+                            Propagation::Background,
+                            None,
+                            false,
+                            &resource.qualified_plural(),
+                        );
                     }
                 }
             }
@@ -200,7 +217,9 @@ fn gc_pass(inner: &Arc<Inner>, store: &mut Store) -> bool {
             }
         }
     }
-    let qualified = |key: &ResourceKey| inner.registry().by_key(key).map(|t| t.qualified_plural()).unwrap_or_else(|| key.plural.clone());
+    let qualified = |key: &ResourceKey| {
+        inner.registry().by_key(key).map(|t| t.qualified_plural()).unwrap_or_else(|| key.plural.clone())
+    };
     for key in store.keys() {
         let objects: Vec<(ObjectKey, Value)> = store.list(&key).map(|(k, v)| (k.clone(), v.clone())).collect();
         for (object_key, object) in objects {
@@ -214,7 +233,16 @@ fn gc_pass(inner: &Arc<Inner>, store: &mut Store) -> bool {
                 let live: Vec<&String> = owners.iter().filter(|uid| uids.contains_key(*uid)).collect();
                 if live.is_empty() {
                     if object["metadata"]["deletionTimestamp"].is_null() {
-                        let _ = delete(inner, store, &key, &object_key, Propagation::Background, None, false, &qualified(&key));
+                        let _ = delete(
+                            inner,
+                            store,
+                            &key,
+                            &object_key,
+                            Propagation::Background,
+                            None,
+                            false,
+                            &qualified(&key),
+                        );
                         return true;
                     }
                 } else if live.len() < owners.len() {
@@ -252,9 +280,20 @@ fn gc_pass(inner: &Arc<Inner>, store: &mut Store) -> bool {
                 }
                 let mut changed = false;
                 for (dep_key, dep_object_key) in &own_dependents {
-                    let deleting = store.get(dep_key, dep_object_key).is_some_and(|d| !d["metadata"]["deletionTimestamp"].is_null());
+                    let deleting = store
+                        .get(dep_key, dep_object_key)
+                        .is_some_and(|d| !d["metadata"]["deletionTimestamp"].is_null());
                     if !deleting {
-                        let _ = delete(inner, store, dep_key, dep_object_key, Propagation::Foreground, None, false, &qualified(dep_key));
+                        let _ = delete(
+                            inner,
+                            store,
+                            dep_key,
+                            dep_object_key,
+                            Propagation::Foreground,
+                            None,
+                            false,
+                            &qualified(dep_key),
+                        );
                         changed = true;
                     }
                 }

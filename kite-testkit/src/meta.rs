@@ -53,7 +53,8 @@ pub fn check_name(resource: &ResourceType, name: &str) -> Result<(), ApiError> {
 pub fn generate_name(prefix: &str) -> String {
     let alphabet = b"bcdfghjklmnpqrstvwxz2456789";
     let random = uuid::Uuid::new_v4();
-    let suffix: String = random.as_bytes()[..5].iter().map(|b| alphabet[*b as usize % alphabet.len()] as char).collect();
+    let suffix: String =
+        random.as_bytes()[..5].iter().map(|b| alphabet[*b as usize % alphabet.len()] as char).collect();
     format!("{prefix}{suffix}")
 }
 
@@ -61,7 +62,12 @@ pub fn generate_name(prefix: &str) -> String {
 pub fn spec_part(object: &Value) -> Map<String, Value> {
     object
         .as_object()
-        .map(|m| m.iter().filter(|(k, _)| !matches!(k.as_str(), "metadata" | "status")).map(|(k, v)| (k.clone(), v.clone())).collect())
+        .map(|m| {
+            m.iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "metadata" | "status"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
         .unwrap_or_default()
 }
 

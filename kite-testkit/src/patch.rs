@@ -12,10 +12,14 @@ pub fn merge(target: &mut Value, patch: &Value) {
 
 /// Applies a JSON patch; a failed `test` or a missing path is a `422`-style error.
 pub fn json(target: &mut Value, patch: &Value) -> Result<(), ApiError> {
-    let patch: json_patch::Patch = serde_json::from_value(patch.clone())
-        .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
+    let patch: json_patch::Patch =
+        serde_json::from_value(patch.clone()).map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
     json_patch::patch(target, &patch).map_err(|e| {
-        ApiError::new(http::StatusCode::UNPROCESSABLE_ENTITY, "Invalid", format!("the JSON patch could not be applied: {e}"))
+        ApiError::new(
+            http::StatusCode::UNPROCESSABLE_ENTITY,
+            "Invalid",
+            format!("the JSON patch could not be applied: {e}"),
+        )
     })
 }
 
@@ -26,7 +30,12 @@ pub fn strategic(target: &mut Value, patch: &Value, resource: &ResourceType) -> 
     strategic_at(target, patch, resource, &mut path)
 }
 
-fn strategic_at(target: &mut Value, patch: &Value, resource: &ResourceType, path: &mut Vec<String>) -> Result<(), ApiError> {
+fn strategic_at(
+    target: &mut Value,
+    patch: &Value,
+    resource: &ResourceType,
+    path: &mut Vec<String>,
+) -> Result<(), ApiError> {
     let Value::Object(patch_map) = patch else {
         *target = patch.clone();
         return Ok(());

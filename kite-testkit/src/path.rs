@@ -79,8 +79,7 @@ fn resource(group: &str, version: &str, rest: &[&str], registry: &Registry) -> R
             subresource: sub.map(String::from),
         })
     };
-    let namespaced_collection =
-        |plural: &str| registry.find(group, version, plural).is_some_and(|t| t.namespaced);
+    let namespaced_collection = |plural: &str| registry.find(group, version, plural).is_some_and(|t| t.namespaced);
     match rest {
         ["namespaces", ns, plural, tail @ ..] if group.is_empty() || namespaced_collection(plural) => {
             if group.is_empty() && !namespaced_collection(plural) && tail.is_empty() {

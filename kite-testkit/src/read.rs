@@ -12,7 +12,11 @@ use std::collections::HashMap;
 /// Gets one object.
 pub fn get(inner: &Inner, resource: &ResourceType, namespace: Option<&str>, name: &str) -> Result<Value, ApiError> {
     let key = (if resource.namespaced { namespace.unwrap_or("").to_string() } else { String::new() }, name.to_string());
-    inner.store().get(&resource.key(), &key).cloned().ok_or_else(|| ApiError::not_found(&resource.qualified_plural(), name))
+    inner
+        .store()
+        .get(&resource.key(), &key)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(&resource.qualified_plural(), name))
 }
 
 /// The selectors of a list or watch request.

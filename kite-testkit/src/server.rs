@@ -109,7 +109,13 @@ impl Builder {
             }),
         };
         for namespace in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-            server.create("", "v1", "namespaces", None, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}))?;
+            server.create(
+                "",
+                "v1",
+                "namespaces",
+                None,
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
+            )?;
         }
         Ok(server)
     }

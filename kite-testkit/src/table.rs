@@ -10,7 +10,9 @@ pub fn wants_table(accept: &str) -> bool {
 }
 
 fn columns(resource: &ResourceType) -> Vec<Value> {
-    let mut columns = vec![json!({"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0})];
+    let mut columns = vec![
+        json!({"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0}),
+    ];
     if resource.printer_columns.is_empty() {
         if resource.group.is_empty() && resource.kind == "Namespace" {
             columns.push(json!({"name": "Status", "type": "string", "format": "", "description": "The namespace's phase.", "priority": 0}));

@@ -26,7 +26,9 @@ pub fn strict_schemas() -> HashMap<(String, String), Arc<ObjectSchema>> {
     SCHEMAS
         .get_or_init(|| {
             let mut schemas = HashMap::new();
-            for (group, kind, text) in [("kubevirt.io", "VirtualMachine", VM_STRICT), ("cdi.kubevirt.io", "DataVolume", DV_STRICT)] {
+            for (group, kind, text) in
+                [("kubevirt.io", "VirtualMachine", VM_STRICT), ("cdi.kubevirt.io", "DataVolume", DV_STRICT)]
+            {
                 match ObjectSchema::new(&parse(text, kind)) {
                     Ok(schema) => {
                         schemas.insert((group.to_string(), kind.to_string()), Arc::new(schema));
@@ -87,27 +89,47 @@ pub fn crds() -> Vec<Value> {
     let age = json!({"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"});
     vec![
         crd(CrdSpec {
-            group: "kubevirt.io", version: "v1", kind: "VirtualMachine", plural: "virtualmachines", short_names: &["vm", "vms"],
-            schema: parse(VM_SCHEMA, "VirtualMachine"), status: true,
+            group: "kubevirt.io",
+            version: "v1",
+            kind: "VirtualMachine",
+            plural: "virtualmachines",
+            short_names: &["vm", "vms"],
+            schema: parse(VM_SCHEMA, "VirtualMachine"),
+            status: true,
             columns: json!([age, {"name": "Status", "type": "string", "jsonPath": ".status.printableStatus"},
                             {"name": "Ready", "type": "string", "jsonPath": ".status.conditions[?(@.type==\"Ready\")].status"}]),
         }),
         crd(CrdSpec {
-            group: "kubevirt.io", version: "v1", kind: "VirtualMachineInstance", plural: "virtualmachineinstances", short_names: &["vmi", "vmis"],
-            schema: parse(VMI_SCHEMA, "VirtualMachineInstance"), status: false,
+            group: "kubevirt.io",
+            version: "v1",
+            kind: "VirtualMachineInstance",
+            plural: "virtualmachineinstances",
+            short_names: &["vmi", "vmis"],
+            schema: parse(VMI_SCHEMA, "VirtualMachineInstance"),
+            status: false,
             columns: json!([age, {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
                             {"name": "NodeName", "type": "string", "jsonPath": ".status.nodeName"}]),
         }),
         crd(CrdSpec {
-            group: "cdi.kubevirt.io", version: "v1beta1", kind: "DataVolume", plural: "datavolumes", short_names: &["dv", "dvs"],
-            schema: parse(DV_SCHEMA, "DataVolume"), status: true,
+            group: "cdi.kubevirt.io",
+            version: "v1beta1",
+            kind: "DataVolume",
+            plural: "datavolumes",
+            short_names: &["dv", "dvs"],
+            schema: parse(DV_SCHEMA, "DataVolume"),
+            status: true,
             columns: json!([{"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
                             {"name": "Progress", "type": "string", "jsonPath": ".status.progress"},
                             {"name": "Restarts", "type": "integer", "jsonPath": ".status.restartCount"}, age]),
         }),
         crd(CrdSpec {
-            group: "longhorn.io", version: "v1beta2", kind: "Node", plural: "nodes", short_names: &["lhn"],
-            schema: json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}), status: true,
+            group: "longhorn.io",
+            version: "v1beta2",
+            kind: "Node",
+            plural: "nodes",
+            short_names: &["lhn"],
+            schema: json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+            status: true,
             columns: json!([{"name": "Ready", "type": "string", "jsonPath": ".status.conditions[?(@.type==\"Ready\")].status"},
                             {"name": "AllowScheduling", "type": "boolean", "jsonPath": ".spec.allowScheduling"}, age]),
         }),

@@ -111,9 +111,10 @@ impl ObjectSchema {
         for step in path {
             node = match node.get("type").and_then(Value::as_str) {
                 Some("array") => node.get("items")?.get("properties")?.get(*step)?,
-                _ => node.get("properties").and_then(|p| p.get(*step)).or_else(|| {
-                    node.get("additionalProperties").filter(|a| a.is_object())
-                })?,
+                _ => node
+                    .get("properties")
+                    .and_then(|p| p.get(*step))
+                    .or_else(|| node.get("additionalProperties").filter(|a| a.is_object()))?,
             };
         }
         match node.get("x-kubernetes-list-type").and_then(Value::as_str) {

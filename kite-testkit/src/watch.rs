@@ -36,7 +36,11 @@ impl Request {
 
     fn line(&self, kind: &str, object: &Value) -> Bytes {
         let object = if self.as_table {
-            table::table(&self.resource, std::slice::from_ref(object), json!({"resourceVersion": object["metadata"]["resourceVersion"]}))
+            table::table(
+                &self.resource,
+                std::slice::from_ref(object),
+                json!({"resourceVersion": object["metadata"]["resourceVersion"]}),
+            )
         } else {
             object.clone()
         };
@@ -113,8 +117,11 @@ pub fn watch(
                 }
             },
             _ => {
-                let initial: Vec<Value> =
-                    store.list(&request.resource.key()).map(|(_, o)| o.clone()).filter(|o| request.matches(o)).collect();
+                let initial: Vec<Value> = store
+                    .list(&request.resource.key())
+                    .map(|(_, o)| o.clone())
+                    .filter(|o| request.matches(o))
+                    .collect();
                 (initial, Vec::new(), store.subscribe(), current_rv)
             }
         }

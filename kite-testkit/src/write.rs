@@ -79,13 +79,21 @@ fn check_namespace(store: &Store, resource: &ResourceType, namespace: &str) -> R
 fn object_key(resource: &ResourceType, namespace: Option<&str>, name: &str) -> Result<ObjectKey, ApiError> {
     match (resource.namespaced, namespace) {
         (true, Some(ns)) => Ok((ns.to_string(), name.to_string())),
-        (true, None) => Err(ApiError::bad_request(format!("{} is namespaced: the request needs a namespace", resource.plural))),
+        (true, None) => {
+            Err(ApiError::bad_request(format!("{} is namespaced: the request needs a namespace", resource.plural)))
+        }
         (false, _) => Ok((String::new(), name.to_string())),
     }
 }
 
 /// Validates against the type's schema and drops unknown fields as asked.
-fn validate(inner: &Inner, resource: &ResourceType, object: &mut Value, old: Option<&Value>, ctx: &mut WriteCtx) -> Result<(), ApiError> {
+fn validate(
+    inner: &Inner,
+    resource: &ResourceType,
+    object: &mut Value,
+    old: Option<&Value>,
+    ctx: &mut WriteCtx,
+) -> Result<(), ApiError> {
     let name = name_of(object).to_string();
     let strict_override = inner.schema_overrides.get(&(resource.group.clone(), resource.kind.clone()));
     if let Some(schema) = strict_override {
@@ -146,7 +154,11 @@ pub fn create(
                     &resource.kind,
                     &resource.group,
                     "",
-                    vec![Cause { reason: "FieldValueRequired".into(), message: "Required value: name or generateName is required".into(), field: "metadata.name".into() }],
+                    vec![Cause {
+                        reason: "FieldValueRequired".into(),
+                        message: "Required value: name or generateName is required".into(),
+                        field: "metadata.name".into(),
+                    }],
                 ));
             }
         }
@@ -157,7 +169,15 @@ pub fn create(
     object["apiVersion"] = json!(ctx.api_version);
     object["kind"] = json!(resource.kind);
     if let Some(metadata) = object["metadata"].as_object_mut() {
-        for server_owned in ["uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "selfLink"] {
+        for server_owned in [
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "selfLink",
+        ] {
             metadata.remove(server_owned);
         }
         if ctx.record_ownership {
@@ -213,10 +233,8 @@ pub fn create_internal(
     namespace: Option<&str>,
     object: Value,
 ) -> Result<Value, ApiError> {
-    let resource = inner
-        .registry()
-        .find(group, version, plural)
-        .ok_or_else(|| ApiError::not_found("resources", plural))?;
+    let resource =
+        inner.registry().find(group, version, plural).ok_or_else(|| ApiError::not_found("resources", plural))?;
     let api_version = resource.api_version(version);
     create(inner, &resource, namespace, object, &mut WriteCtx::internal(&api_version))
 }
@@ -271,7 +289,15 @@ pub fn commit(
                 }
             }
         }
-        for kept in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "namespace", "name"] {
+        for kept in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "namespace",
+            "name",
+        ] {
             match old["metadata"].get(kept) {
                 Some(value) => new["metadata"][kept] = value.clone(),
                 None => {
@@ -292,7 +318,11 @@ pub fn commit(
                     &resource.kind,
                     &resource.group,
                     &name,
-                    vec![Cause { reason: "FieldValueForbidden".into(), message: "Forbidden: no new finalizers can be added if the object is being deleted".into(), field: "metadata.finalizers".into() }],
+                    vec![Cause {
+                        reason: "FieldValueForbidden".into(),
+                        message: "Forbidden: no new finalizers can be added if the object is being deleted".into(),
+                        field: "metadata.finalizers".into(),
+                    }],
                 ));
             }
         }
@@ -414,16 +444,16 @@ pub fn patch(
         let new = match kind {
             PatchKind::Apply => {
                 let stored = {
-                if body["apiVersion"].is_null() || body["kind"].is_null() {
-                    return Err(ApiError::bad_request("an applied object needs apiVersion and kind"));
-                }
-                let mut applied = apply::apply(Some(&old), body, resource, &ctx.writer(&now), force)?;
-                applied["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
-                // The apply recorded its own ownership: commit() must not record an Update too.
-                let mut apply_ctx = WriteCtx { record_ownership: false, ..ctx.clone() };
-                let result = commit(inner, &mut store, resource, &key, &old, applied, &mut apply_ctx);
-                ctx.warnings = apply_ctx.warnings;
-                result?
+                    if body["apiVersion"].is_null() || body["kind"].is_null() {
+                        return Err(ApiError::bad_request("an applied object needs apiVersion and kind"));
+                    }
+                    let mut applied = apply::apply(Some(&old), body, resource, &ctx.writer(&now), force)?;
+                    applied["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+                    // The apply recorded its own ownership: commit() must not record an Update too.
+                    let mut apply_ctx = WriteCtx { record_ownership: false, ..ctx.clone() };
+                    let result = commit(inner, &mut store, resource, &key, &old, applied, &mut apply_ctx);
+                    ctx.warnings = apply_ctx.warnings;
+                    result?
                 };
                 drop(store);
                 crate::crd::after_write(inner, resource, &stored);

@@ -12,7 +12,14 @@ use serde_json::json;
 async fn a_new_server_has_the_namespaces_of_a_new_cluster() {
     let server = server();
     let namespaces: Api<Namespace> = Api::all(server.client());
-    let names: Vec<String> = namespaces.list(&ListParams::default()).await.unwrap().items.into_iter().filter_map(|n| n.metadata.name).collect();
+    let names: Vec<String> = namespaces
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .collect();
     assert_eq!(names, ["default", "kube-node-lease", "kube-public", "kube-system"]);
 }
 
@@ -37,9 +44,13 @@ async fn a_missing_object_is_not_found() {
     let server = server();
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
     let error = api_error(api.get("missing").await.unwrap_err());
-    assert_eq!((error.code, error.reason.as_str(), error.message.as_str()), (404, "NotFound", "configmaps \"missing\" not found"));
+    assert_eq!(
+        (error.code, error.reason.as_str(), error.message.as_str()),
+        (404, "NotFound", "configmaps \"missing\" not found")
+    );
     let in_missing_namespace: Api<ConfigMap> = Api::namespaced(server.client(), "nowhere");
-    let error = api_error(in_missing_namespace.create(&PostParams::default(), &config_map("a", "x")).await.unwrap_err());
+    let error =
+        api_error(in_missing_namespace.create(&PostParams::default(), &config_map("a", "x")).await.unwrap_err());
     assert_eq!((error.code, error.message.as_str()), (404, "namespaces \"nowhere\" not found"));
 }
 
@@ -65,7 +76,9 @@ async fn list_filters_by_labels_and_name_and_pages_with_continue() {
     for (name, app) in [("a", "web"), ("b", "db"), ("c", "web"), ("d", "web")] {
         api.create(&PostParams::default(), &config_map(name, app)).await.unwrap();
     }
-    let names = |list: kube::core::ObjectList<ConfigMap>| list.items.into_iter().filter_map(|c| c.metadata.name).collect::<Vec<_>>();
+    let names = |list: kube::core::ObjectList<ConfigMap>| {
+        list.items.into_iter().filter_map(|c| c.metadata.name).collect::<Vec<_>>()
+    };
     assert_eq!(names(api.list(&ListParams::default().labels("app=web")).await.unwrap()), ["a", "c", "d"]);
     assert_eq!(names(api.list(&ListParams::default().labels("app in (db)")).await.unwrap()), ["b"]);
     assert_eq!(names(api.list(&ListParams::default().fields("metadata.name=c")).await.unwrap()), ["c"]);
@@ -93,10 +106,12 @@ async fn merge_json_and_strategic_patches_apply() {
     .unwrap();
     let patched = api.patch("a", &pp, &Patch::<()>::Json(patch)).await.unwrap();
     assert_eq!(patched.data.unwrap()["extra"], "2");
-    let failing: json_patch::Patch = serde_json::from_value(json!([{"op": "test", "path": "/data/extra", "value": "nope"}])).unwrap();
+    let failing: json_patch::Patch =
+        serde_json::from_value(json!([{"op": "test", "path": "/data/extra", "value": "nope"}])).unwrap();
     let error = api_error(api.patch("a", &pp, &Patch::<()>::Json(failing)).await.unwrap_err());
     assert_eq!(error.code, 422);
-    let strategic = api.patch("a", &pp, &Patch::Strategic(json!({"metadata": {"labels": {"tier": "front"}}}))).await.unwrap();
+    let strategic =
+        api.patch("a", &pp, &Patch::Strategic(json!({"metadata": {"labels": {"tier": "front"}}}))).await.unwrap();
     assert_eq!(strategic.metadata.labels.unwrap().len(), 2);
 }
 

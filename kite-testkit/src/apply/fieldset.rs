@@ -69,9 +69,10 @@ impl FieldSet {
     pub fn contains(&self, path: &[String]) -> bool {
         match path.split_first() {
             None => true,
-            Some((first, rest)) => self.children.get(first).is_some_and(|c| {
-                if rest.is_empty() { c.itself || c.children.is_empty() } else { c.contains(rest) }
-            }),
+            Some((first, rest)) => self
+                .children
+                .get(first)
+                .is_some_and(|c| if rest.is_empty() { c.itself || c.children.is_empty() } else { c.contains(rest) }),
         }
     }
 
@@ -124,7 +125,8 @@ pub fn fields_of(object: &Value, resource: &ResourceType, status_only: bool) -> 
             continue;
         }
         let mut path = vec![key.clone()];
-        let node = if key == "metadata" { metadata_fields(value, resource) } else { node_fields(value, resource, &mut path) };
+        let node =
+            if key == "metadata" { metadata_fields(value, resource) } else { node_fields(value, resource, &mut path) };
         if !node.is_empty() || !value.is_object() {
             set.children.insert(format!("f:{key}"), node);
         }
@@ -219,7 +221,8 @@ pub fn remove_at(object: &mut Value, path: &[String]) -> bool {
             node.get_mut(field)
         } else if let Some(keys) = step.strip_prefix("k:") {
             let Ok(keys) = serde_json::from_str::<Map<String, Value>>(keys) else { return false };
-            node.as_array_mut().and_then(|items| items.iter_mut().find(|i| keys.iter().all(|(k, v)| i.get(k) == Some(v))))
+            node.as_array_mut()
+                .and_then(|items| items.iter_mut().find(|i| keys.iter().all(|(k, v)| i.get(k) == Some(v))))
         } else {
             None
         };

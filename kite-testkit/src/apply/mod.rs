@@ -135,7 +135,9 @@ pub fn apply(
             continue;
         }
         let owned_elsewhere = entries.iter().any(|e| {
-            !(e.manager == writer.manager && e.operation == "Apply") && e.same_scope(writer.subresource) && e.fields.contains(&path)
+            !(e.manager == writer.manager && e.operation == "Apply")
+                && e.same_scope(writer.subresource)
+                && e.fields.contains(&path)
         });
         if !owned_elsewhere {
             remove_at(&mut result, &path);
@@ -231,7 +233,12 @@ fn conflict_error(resource: &ResourceType, applied: &Value, conflicts: &[(String
     ApiError::new(
         http::StatusCode::CONFLICT,
         "Conflict",
-        format!("Apply failed with {} conflict{}: {}", conflicts.len(), if conflicts.len() == 1 { "" } else { "s" }, listed.join(", ")),
+        format!(
+            "Apply failed with {} conflict{}: {}",
+            conflicts.len(),
+            if conflicts.len() == 1 { "" } else { "s" },
+            listed.join(", ")
+        ),
     )
     .with_details(json!({"name": name, "group": resource.group, "kind": resource.plural, "causes": causes}))
 }
