@@ -8,7 +8,7 @@ use crate::path::{self, ResourcePath, Route};
 use crate::server::FakeApiServer;
 use crate::status::ApiError;
 use crate::write::{self, FieldValidation, PatchKind, WriteCtx};
-use crate::{discovery, read, table, watch};
+use crate::{discovery, openapi, read, table, watch};
 use axum::Router;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
@@ -50,7 +50,12 @@ async fn handle(
         Route::Groups => json_response(StatusCode::OK, &discovery::groups(&registry())),
         Route::Group(group) => found(discovery::group(&registry(), &group)),
         Route::GroupResources(group, version) => found(discovery::resources(&registry(), &group, &version)),
-        Route::OpenApi(_) | Route::NotFound => found(None),
+        Route::OpenApi(path) if path == "v2" => {
+            (StatusCode::OK, [(http::header::CONTENT_TYPE, openapi::V2_PROTOBUF)], Bytes::new()).into_response()
+        }
+        Route::OpenApi(path) if path == "v3" => json_response(StatusCode::OK, &openapi::v3_root(&registry())),
+        Route::OpenApi(path) => found(path.strip_prefix("v3/").and_then(|gv| openapi::v3_group_version(&registry(), gv))),
+        Route::NotFound => found(None),
         Route::Testkit(what) => testkit(&server, &method, &what, &body),
         Route::Resource(path) => match resource(&server, &method, path, &query, &headers, &body).await {
             Ok(response) => response,
@@ -132,6 +137,11 @@ async fn resource(
         return Err(fault_error(&fault));
     }
 
+    let content_type = headers.get(http::header::CONTENT_TYPE).and_then(|c| c.to_str().ok()).unwrap_or("");
+    if content_type.starts_with("application/vnd.kubernetes.protobuf") || content_type.starts_with("application/cbor") {
+        // JSON only, as an API server with protobuf off: clients fall back to JSON on 415.
+        return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {content_type:?})")));
+    }
     let accept = headers.get(http::header::ACCEPT).and_then(|a| a.to_str().ok()).unwrap_or("");
     let as_table = table::wants_table(accept);
     let namespace = path.namespace.as_deref();

@@ -44,6 +44,7 @@ mod handlers;
 pub mod kubeconfig;
 mod lifecycle;
 mod meta;
+mod openapi;
 mod patch;
 mod path;
 mod read;

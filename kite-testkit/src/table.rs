@@ -32,8 +32,9 @@ fn columns(resource: &ResourceType) -> Vec<Value> {
 
 fn age(timestamp: &str) -> String {
     let Ok(then) = timestamp.parse::<jiff::Timestamp>() else { return "<unknown>".into() };
-    let seconds = (jiff::Timestamp::now().as_second() - then.as_second()).max(0);
+    let seconds = jiff::Timestamp::now().as_second() - then.as_second();
     match seconds {
+        s if s < 0 => "<invalid>".to_string(),
         s if s < 120 => format!("{s}s"),
         s if s < 7200 => format!("{}m", s / 60),
         s if s < 172_800 => format!("{}h", s / 3600),
