@@ -3,11 +3,11 @@
 //! controls under `/testkit/`.
 
 use crate::faults::{Fault, RequestRecord, Verb};
-use crate::lifecycle::{self, Propagation};
+use crate::lifecycle::{self, DeleteOptions, Propagation};
 use crate::path::{self, ResourcePath, Route};
 use crate::server::FakeApiServer;
 use crate::status::ApiError;
-use crate::write::{self, FieldValidation, PatchKind, WriteCtx};
+use crate::write::{self, FieldValidation, PatchKind, PatchRequest, WriteCtx};
 use crate::{discovery, openapi, read, table, watch};
 use axum::Router;
 use axum::extract::{Query, State};
@@ -54,7 +54,9 @@ async fn handle(
             (StatusCode::OK, [(http::header::CONTENT_TYPE, openapi::V2_PROTOBUF)], Bytes::new()).into_response()
         }
         Route::OpenApi(path) if path == "v3" => json_response(StatusCode::OK, &openapi::v3_root(&registry())),
-        Route::OpenApi(path) => found(path.strip_prefix("v3/").and_then(|gv| openapi::v3_group_version(&registry(), gv))),
+        Route::OpenApi(path) => {
+            found(path.strip_prefix("v3/").and_then(|gv| openapi::v3_group_version(&registry(), gv)))
+        }
         Route::NotFound => found(None),
         Route::Testkit(what) => testkit(&server, &method, &what, &body),
         Route::Resource(path) => match resource(&server, &method, path, &query, &headers, &body).await {
@@ -140,7 +142,13 @@ async fn resource(
     let content_type = headers.get(http::header::CONTENT_TYPE).and_then(|c| c.to_str().ok()).unwrap_or("");
     if content_type.starts_with("application/vnd.kubernetes.protobuf") || content_type.starts_with("application/cbor") {
         // JSON only, as an API server with protobuf off: clients fall back to JSON on 415.
-        return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {content_type:?})")));
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {content_type:?})"
+            ),
+        ));
     }
     let accept = headers.get(http::header::ACCEPT).and_then(|a| a.to_str().ok()).unwrap_or("");
     let as_table = table::wants_table(accept);
@@ -200,7 +208,10 @@ async fn resource(
             }
             let patch = parse_body(body, kind == PatchKind::Apply)?;
             let force = query.get("force").is_some_and(|f| f == "true");
-            (StatusCode::OK, write::patch(inner, &resource, namespace, name, kind, &patch, force, &mut ctx)?)
+            (
+                StatusCode::OK,
+                write::patch(inner, &resource, namespace, name, PatchRequest { kind, body: &patch, force }, &mut ctx)?,
+            )
         }
         Verb::Delete => delete(server, &resource, &path, query, body, ctx.dry_run)?,
     };
@@ -277,10 +288,7 @@ fn delete(
                     &mut store,
                     &key,
                     &(namespace, name.clone()),
-                    policy,
-                    precondition,
-                    dry_run,
-                    &resource.qualified_plural(),
+                    DeleteOptions { policy, precondition, dry_run },
                 )?
             };
             crate::crd::after_write(inner, resource, &result);
@@ -301,10 +309,7 @@ fn delete(
                         &mut store,
                         &key,
                         &object_key,
-                        policy,
-                        None,
-                        dry_run,
-                        &resource.qualified_plural(),
+                        DeleteOptions { policy, precondition: None, dry_run },
                     )
                 };
                 if let Ok(result) = result {

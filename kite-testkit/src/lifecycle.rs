@@ -48,6 +48,23 @@ fn is_namespace(key: &ResourceKey) -> bool {
     key.group.is_empty() && key.plural == "namespaces"
 }
 
+/// How to delete.
+#[derive(Clone, Copy, Debug)]
+pub struct DeleteOptions<'a> {
+    /// What happens to dependents.
+    pub policy: Propagation,
+    /// `("uid" | "resourceVersion", expected)`: refuse unless the object has it.
+    pub precondition: Option<(&'a str, &'a str)>,
+    /// Check only; change nothing.
+    pub dry_run: bool,
+}
+
+impl DeleteOptions<'_> {
+    /// A plain background deletion.
+    pub const BACKGROUND: DeleteOptions<'static> =
+        DeleteOptions { policy: Propagation::Background, precondition: None, dry_run: false };
+}
+
 /// Deletes one object: marks it with `deletionTimestamp` while finalizers
 /// hold it, removes it otherwise. Returns its state after the request.
 pub fn delete(
@@ -55,11 +72,11 @@ pub fn delete(
     store: &mut Store,
     key: &ResourceKey,
     object_key: &ObjectKey,
-    policy: Propagation,
-    precondition: Option<(&str, &str)>,
-    dry_run: bool,
-    qualified_plural: &str,
+    options: DeleteOptions<'_>,
 ) -> Result<Value, ApiError> {
+    let DeleteOptions { policy, precondition, dry_run } = options;
+    let qualified_plural =
+        &inner.registry().by_key(key).map(|t| t.qualified_plural()).unwrap_or_else(|| key.plural.clone());
     let object =
         store.get(key, object_key).cloned().ok_or_else(|| ApiError::not_found(qualified_plural, &object_key.1))?;
     if let Some((field, expected)) = precondition {
@@ -149,16 +166,7 @@ async fn finalize_namespace(weak: Weak<Inner>, namespace: String) {
                 for (object_key, deleting) in members {
                     if !deleting {
                         // Gone already (a cascade) is not an error here.
-                        let _ = delete(
-                            &inner,
-                            &mut store,
-                            &key,
-                            &object_key,
-                            Propagation::Background,
-                            None,
-                            false,
-                            &resource.qualified_plural(),
-                        );
+                        let _ = delete(&inner, &mut store, &key, &object_key, DeleteOptions::BACKGROUND);
                     }
                 }
             }
@@ -217,9 +225,6 @@ fn gc_pass(inner: &Arc<Inner>, store: &mut Store) -> bool {
             }
         }
     }
-    let qualified = |key: &ResourceKey| {
-        inner.registry().by_key(key).map(|t| t.qualified_plural()).unwrap_or_else(|| key.plural.clone())
-    };
     for key in store.keys() {
         let objects: Vec<(ObjectKey, Value)> = store.list(&key).map(|(k, v)| (k.clone(), v.clone())).collect();
         for (object_key, object) in objects {
@@ -233,16 +238,7 @@ fn gc_pass(inner: &Arc<Inner>, store: &mut Store) -> bool {
                 let live: Vec<&String> = owners.iter().filter(|uid| uids.contains_key(*uid)).collect();
                 if live.is_empty() {
                     if object["metadata"]["deletionTimestamp"].is_null() {
-                        let _ = delete(
-                            inner,
-                            store,
-                            &key,
-                            &object_key,
-                            Propagation::Background,
-                            None,
-                            false,
-                            &qualified(&key),
-                        );
+                        let _ = delete(inner, store, &key, &object_key, DeleteOptions::BACKGROUND);
                         return true;
                     }
                 } else if live.len() < owners.len() {
@@ -289,10 +285,7 @@ fn gc_pass(inner: &Arc<Inner>, store: &mut Store) -> bool {
                             store,
                             dep_key,
                             dep_object_key,
-                            Propagation::Foreground,
-                            None,
-                            false,
-                            &qualified(dep_key),
+                            DeleteOptions { policy: Propagation::Foreground, ..DeleteOptions::BACKGROUND },
                         );
                         changed = true;
                     }

@@ -121,11 +121,7 @@ pub fn builtin_defaults(resource: &ResourceType, object: &mut Value, creating: b
                 object["status"] = json!({"loadBalancer": {}});
             }
         }
-        "PersistentVolumeClaim" => {
-            if creating {
-                object["status"] = json!({"phase": "Pending"});
-            }
-        }
+        "PersistentVolumeClaim" if creating => object["status"] = json!({"phase": "Pending"}),
         _ => {}
     }
 }

@@ -42,10 +42,15 @@ fn hash_of(types: &[&ResourceType]) -> String {
 pub fn v3_root(registry: &Registry) -> Value {
     let mut paths = Map::new();
     for (group, version) in group_versions(registry) {
-        let types: Vec<&ResourceType> =
-            registry.all().iter().map(|t| t.as_ref()).filter(|t| t.group == group && t.versions.contains(&version)).collect();
+        let types: Vec<&ResourceType> = registry
+            .all()
+            .iter()
+            .map(|t| t.as_ref())
+            .filter(|t| t.group == group && t.versions.contains(&version))
+            .collect();
         let path = gv_path(&group, &version);
-        paths.insert(path.clone(), json!({"serverRelativeURL": format!("/openapi/v3/{path}?hash={}", hash_of(&types))}));
+        paths
+            .insert(path.clone(), json!({"serverRelativeURL": format!("/openapi/v3/{path}?hash={}", hash_of(&types))}));
     }
     json!({"paths": paths})
 }
@@ -57,8 +62,12 @@ pub fn v3_group_version(registry: &Registry, path: &str) -> Option<Value> {
         ["apis", group, version] => (group.to_string(), version.to_string()),
         _ => return None,
     };
-    let types: Vec<&ResourceType> =
-        registry.all().iter().map(|t| t.as_ref()).filter(|t| t.group == group && t.versions.contains(&version)).collect();
+    let types: Vec<&ResourceType> = registry
+        .all()
+        .iter()
+        .map(|t| t.as_ref())
+        .filter(|t| t.group == group && t.versions.contains(&version))
+        .collect();
     if types.is_empty() {
         return None;
     }
@@ -66,13 +75,15 @@ pub fn v3_group_version(registry: &Registry, path: &str) -> Option<Value> {
     let mut schemas = Map::new();
     for t in types {
         let gvk = json!({"group": t.group, "version": version, "kind": t.kind});
-        let prefix = if t.group.is_empty() { format!("/api/{version}") } else { format!("/apis/{}/{version}", t.group) };
+        let prefix =
+            if t.group.is_empty() { format!("/api/{version}") } else { format!("/apis/{}/{version}", t.group) };
         let item = if t.namespaced {
             format!("{prefix}/namespaces/{{namespace}}/{}/{{name}}", t.plural)
         } else {
             format!("{prefix}/{}/{{name}}", t.plural)
         };
-        let query = |name: &str| json!({"name": name, "in": "query", "schema": {"type": "string"}, "uniqueItems": true});
+        let query =
+            |name: &str| json!({"name": name, "in": "query", "schema": {"type": "string"}, "uniqueItems": true});
         paths.insert(
             item,
             json!({"patch": {
@@ -83,8 +94,13 @@ pub fn v3_group_version(registry: &Registry, path: &str) -> Option<Value> {
                 "responses": {"200": {"description": "OK"}}
             }}),
         );
-        let schema_name = format!("{}.{version}.{}", if t.group.is_empty() { "io.k8s.api.core" } else { &t.group }, t.kind);
-        let mut schema = t.schema.as_ref().map(|s| s.raw().clone()).unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
+        let schema_name =
+            format!("{}.{version}.{}", if t.group.is_empty() { "io.k8s.api.core" } else { &t.group }, t.kind);
+        let mut schema = t
+            .schema
+            .as_ref()
+            .map(|s| s.raw().clone())
+            .unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
         schema["x-kubernetes-group-version-kind"] = json!([gvk]);
         schemas.insert(schema_name, schema);
     }

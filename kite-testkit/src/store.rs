@@ -10,6 +10,9 @@ use tokio::sync::broadcast;
 /// The namespace (empty for cluster-scoped objects) and name of an object.
 pub type ObjectKey = (String, String);
 
+/// The logged events a watch starts with, and the receiver of the ones to come.
+pub type Subscription = (Vec<Arc<Event>>, broadcast::Receiver<Arc<Event>>);
+
 /// What happened to an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventKind {
@@ -142,11 +145,7 @@ impl Store {
 
     /// The logged events after `rv` of one type, and a receiver for the
     /// ones to come, taken together so that none is missed.
-    pub fn subscribe_from(
-        &self,
-        key: &ResourceKey,
-        rv: u64,
-    ) -> Result<(Vec<Arc<Event>>, broadcast::Receiver<Arc<Event>>), u64> {
+    pub fn subscribe_from(&self, key: &ResourceKey, rv: u64) -> Result<Subscription, u64> {
         if rv < self.compacted {
             return Err(self.compacted);
         }

@@ -132,7 +132,11 @@ impl ObjectSchema {
 }
 
 fn truncate(text: &str) -> String {
-    if text.len() > 120 { format!("{}...", &text[..text.floor_char_boundary(117)]) } else { text.to_string() }
+    if text.chars().count() > 120 {
+        format!("{}...", text.chars().take(117).collect::<String>())
+    } else {
+        text.to_string()
+    }
 }
 
 /// `/spec/cpu` → `spec.cpu`; `/spec/items/0/name` → `spec.items[0].name`.

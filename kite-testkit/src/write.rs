@@ -137,14 +137,13 @@ pub fn create(
         return Err(ApiError::bad_request("the request body must be a JSON object"));
     }
     let body_namespace = object["metadata"]["namespace"].as_str().map(String::from);
-    if resource.namespaced {
-        if let (Some(body), Some(path)) = (&body_namespace, namespace)
-            && body != path
-        {
-            return Err(ApiError::bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request",
-            ));
-        }
+    if resource.namespaced
+        && let (Some(body), Some(path)) = (&body_namespace, namespace)
+        && body != path
+    {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
     }
     if object["metadata"]["name"].as_str().is_none_or(str::is_empty) {
         match object["metadata"]["generateName"].as_str() {
@@ -189,10 +188,11 @@ pub fn create(
             metadata.remove("namespace");
         }
     }
-    if resource.status_subresource && !(resource.group.is_empty() && resource.kind == "Namespace") {
-        if let Some(map) = object.as_object_mut() {
-            map.remove("status");
-        }
+    if resource.status_subresource
+        && !(resource.group.is_empty() && resource.kind == "Namespace")
+        && let Some(map) = object.as_object_mut()
+    {
+        map.remove("status");
     }
     meta::builtin_defaults(resource, &mut object, true);
     crate::crd::check_crd(resource, &object)?;
@@ -400,17 +400,27 @@ impl PatchKind {
     }
 }
 
+/// A PATCH request's body and how to read it.
+#[derive(Clone, Copy, Debug)]
+pub struct PatchRequest<'a> {
+    /// The patch format.
+    pub kind: PatchKind,
+    /// The patch.
+    pub body: &'a Value,
+    /// For an apply: take fields other managers own.
+    pub force: bool,
+}
+
 /// Patches an object; a server-side apply of a missing object creates it.
 pub fn patch(
     inner: &Arc<Inner>,
     resource: &Arc<ResourceType>,
     namespace: Option<&str>,
     name: &str,
-    kind: PatchKind,
-    body: &Value,
-    force: bool,
+    request: PatchRequest<'_>,
     ctx: &mut WriteCtx,
 ) -> Result<Value, ApiError> {
+    let PatchRequest { kind, body, force } = request;
     let key = object_key(resource, namespace, name)?;
     if kind == PatchKind::Strategic && resource.crd_name.is_some() {
         return Err(ApiError::new(

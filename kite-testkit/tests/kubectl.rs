@@ -34,7 +34,8 @@ impl Kubectl {
 
     /// Runs kubectl with a 30 s bound; returns (success, stdout, stderr).
     fn run(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
-        let mut child = self.command(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child =
+            self.command(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         if let Some(input) = stdin {
             use std::io::Write;
             child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
@@ -50,7 +51,11 @@ impl Kubectl {
             std::thread::sleep(Duration::from_millis(20));
         }
         let output = child.wait_with_output().unwrap();
-        (output.status.success(), String::from_utf8_lossy(&output.stdout).into(), String::from_utf8_lossy(&output.stderr).into())
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into(),
+            String::from_utf8_lossy(&output.stderr).into(),
+        )
     }
 
     fn ok(&self, args: &[&str]) -> String {
@@ -111,17 +116,24 @@ fn kubectl_works_against_the_fake_api_server() {
     let out = kubectl.ok(&["apply", "-f", "examples/manifests/"]);
     assert_eq!(out.matches("unchanged").count(), 4, "{out}");
 
-    let json: serde_json::Value = serde_json::from_str(&kubectl.ok(&["-n", NS, "get", "ktvm", "web", "-o", "json"])).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&kubectl.ok(&["-n", NS, "get", "ktvm", "web", "-o", "json"])).unwrap();
     assert_eq!(json["spec"]["sshId"], "alice-web");
     assert_eq!(json["metadata"]["generation"], 1);
 
     let table = kubectl.ok(&["-n", NS, "get", "kitevirtualmachines"]);
-    let header: Vec<&str> = table.lines().next().unwrap().split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
+    let header: Vec<&str> =
+        table.lines().next().unwrap().split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
     assert_eq!(header, ["NAME", "STATUS", "CPU", "MEM", "IMAGE", "SSH ID", "AGE"], "{table}");
     assert!(table.contains("alice-web"), "{table}");
 
     // A watch sees a merge patch.
-    let mut watch = kubectl.command(&["-n", NS, "get", "ktvm", "web", "-w", "--output-watch-events"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut watch = kubectl
+        .command(&["-n", NS, "get", "ktvm", "web", "-w", "--output-watch-events"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let lines = BufReader::new(watch.stdout.take().unwrap());
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -142,12 +154,28 @@ fn kubectl_works_against_the_fake_api_server() {
     let _ = watch.wait();
 
     // A CEL rule of the CRD refuses an sshId change, with its message.
-    let (success, _, stderr) = kubectl.run(&["-n", NS, "patch", "ktvm", "web", "--type", "merge", "-p", r#"{"spec":{"sshId":"other"}}"#], None);
+    let (success, _, stderr) = kubectl
+        .run(&["-n", NS, "patch", "ktvm", "web", "--type", "merge", "-p", r#"{"spec":{"sshId":"other"}}"#], None);
     assert!(!success && stderr.contains("sshId cannot be changed"), "{stderr}");
 
     // delete waits on a finalizer.
-    kubectl.ok(&["-n", NS, "patch", "ktvm", "web", "--type", "merge", "-p", r#"{"metadata":{"finalizers":["example.com/hold"]}}"#]);
-    let mut delete = kubectl.command(&["-n", NS, "delete", "ktvm", "web", "--timeout=20s"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    kubectl.ok(&[
+        "-n",
+        NS,
+        "patch",
+        "ktvm",
+        "web",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"metadata":{"finalizers":["example.com/hold"]}}"#,
+    ]);
+    let mut delete = kubectl
+        .command(&["-n", NS, "delete", "ktvm", "web", "--timeout=20s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     std::thread::sleep(Duration::from_millis(700));
     assert!(delete.try_wait().unwrap().is_none(), "kubectl delete must wait while the finalizer holds the object");
     let marked = kubectl.ok(&["-n", NS, "get", "ktvm", "web", "-o", "jsonpath={.metadata.deletionTimestamp}"]);

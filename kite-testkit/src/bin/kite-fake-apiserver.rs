@@ -39,9 +39,7 @@ async fn main() -> ExitCode {
 
 async fn run(args: Args) -> Result<(), kite_testkit::Error> {
     let server = kite_testkit::FakeApiServer::new()?;
-    if args.simulate {
-        kite_testkit::sim::install(&server)?;
-    }
+    let _simulation = if args.simulate { Some(kite_testkit::sim::start(&server, Default::default())?) } else { None };
     let address = server.listen(args.listen).await?;
     kite_testkit::kubeconfig::write(&args.kubeconfig_out, address)?;
     println!("kite-fake-apiserver listening on http://{address}");

@@ -1,0 +1,150 @@
+//! CDI's part: DataVolumes get a Bound PVC and go through the import or
+//! clone phases to `Succeeded`, with progress.
+
+use super::{
+    FAIL_ANNOTATION, Rules, SimulationConfig, condition, find, name_of, namespace_of, objects, owner_reference, write,
+};
+use crate::server::Inner;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+const DV: (&str, &str, &str) = ("cdi.kubevirt.io", "v1beta1", "datavolumes");
+const PVC: (&str, &str, &str) = ("", "v1", "persistentvolumeclaims");
+/// The PVC annotation CDI sets once a volume is populated.
+const POPULATED: &str = "cdi.kubevirt.io/storage.pod.phase";
+
+pub(super) fn step(inner: &Arc<Inner>, config: &SimulationConfig, rules: &Rules) {
+    for dv in objects(inner, DV.0, DV.2) {
+        if !dv["metadata"]["deletionTimestamp"].is_null() {
+            continue;
+        }
+        advance(inner, config, rules, &dv);
+    }
+}
+
+fn failure(rules: &Rules, dv: &Value) -> Option<String> {
+    if let Some(message) = dv["metadata"]["annotations"][FAIL_ANNOTATION].as_str() {
+        return Some(message.to_string());
+    }
+    rules
+        .failing_volumes
+        .iter()
+        .find(|(ns, name, _)| ns == namespace_of(dv) && name == name_of(dv))
+        .map(|(_, _, message)| message.clone())
+}
+
+fn ensure_pvc(inner: &Arc<Inner>, dv: &Value) {
+    let (namespace, name) = (namespace_of(dv), name_of(dv));
+    if find(inner, PVC.0, PVC.2, namespace, name).is_some() {
+        return;
+    }
+    let storage = if dv["spec"]["storage"].is_object() { &dv["spec"]["storage"] } else { &dv["spec"]["pvc"] };
+    let mut spec = json!({
+        "accessModes": storage.get("accessModes").cloned().unwrap_or(json!(["ReadWriteOnce"])),
+        "resources": storage.get("resources").cloned().unwrap_or(json!({})),
+        "volumeMode": storage.get("volumeMode").cloned().unwrap_or(json!("Filesystem")),
+    });
+    if let Some(class) = storage.get("storageClassName") {
+        spec["storageClassName"] = class.clone();
+    }
+    let pvc = json!({
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": "containerized-data-importer"},
+                     "ownerReferences": [owner_reference(dv, "cdi.kubevirt.io/v1beta1", "DataVolume")]},
+        "spec": spec,
+    });
+    write(inner, "cdi-controller", PVC, namespace, None, pvc, false);
+    let bound = json!({"status": {"phase": "Bound", "accessModes": spec["accessModes"], "capacity": {"storage": spec["resources"]["requests"]["storage"]}}});
+    write(inner, "cdi-controller", PVC, namespace, Some(name), bound, true);
+}
+
+fn advance(inner: &Arc<Inner>, config: &SimulationConfig, rules: &Rules, dv: &Value) {
+    let status = &dv["status"];
+    let phase = status["phase"].as_str().unwrap_or("");
+    if matches!(phase, "Succeeded" | "Failed") {
+        return;
+    }
+    let previous = &status["conditions"];
+    let (namespace, name) = (namespace_of(dv).to_string(), name_of(dv).to_string());
+    let clone_source = dv["spec"]["source"]["pvc"].as_object().map(|pvc| {
+        (
+            pvc.get("namespace").and_then(Value::as_str).unwrap_or(&namespace).to_string(),
+            pvc.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
+        )
+    });
+    let heartbeat = json!(crate::meta::now());
+    let conditions = |bound: bool, ready: bool, running: bool, reason: &str, message: &str| {
+        json!([
+            condition(
+                previous,
+                "Bound",
+                bound,
+                if bound { "Bound" } else { "Pending" },
+                if bound { "PVC is bound" } else { "PVC is pending" },
+                &[("lastHeartbeatTime", heartbeat.clone())]
+            ),
+            condition(previous, "Ready", ready, reason, message, &[("lastHeartbeatTime", heartbeat.clone())]),
+            condition(previous, "Running", running, reason, message, &[("lastHeartbeatTime", heartbeat.clone())]),
+        ])
+    };
+    if let Some(message) = failure(rules, dv) {
+        let body = json!({"status": {"phase": "Failed", "progress": status["progress"].as_str().unwrap_or("N/A"),
+                                     "restartCount": 0, "conditions": conditions(true, false, false, "Error", &message)}});
+        write(inner, "cdi-controller", DV, &namespace, Some(&name), body, true);
+        return;
+    }
+    let (scheduled, in_progress, steps) = match clone_source {
+        Some(_) => ("CloneScheduled", "CloneInProgress", config.clone_steps),
+        None => ("ImportScheduled", "ImportInProgress", config.import_steps),
+    };
+    let next = match phase {
+        "" => {
+            ensure_pvc(inner, dv);
+            json!({"phase": "Pending", "claimName": name, "progress": "N/A", "conditions": conditions(true, false, false, "Pending", "")})
+        }
+        "Pending" => {
+            if let Some((source_ns, source_name)) = &clone_source {
+                let populated = find(inner, PVC.0, PVC.2, source_ns, source_name).is_some_and(|pvc| {
+                    pvc["metadata"]["annotations"][POPULATED] == "Succeeded"
+                        || pvc["metadata"]["ownerReferences"].is_null()
+                });
+                if !populated {
+                    let message =
+                        format!("source PVC {source_ns}/{source_name} does not exist or is not populated yet");
+                    let body = json!({"status": {"conditions": conditions(true, false, false, "CloneWithoutSource", &message)}});
+                    write(inner, "cdi-controller", DV, &namespace, Some(&name), body, true);
+                    return;
+                }
+            }
+            json!({"phase": scheduled, "progress": "N/A", "conditions": conditions(true, false, false, scheduled, "")})
+        }
+        p if p == scheduled => {
+            json!({"phase": in_progress, "progress": "0.00%", "conditions": conditions(true, false, true, "Pod is running", "")})
+        }
+        p if p == in_progress => {
+            let current: f64 =
+                status["progress"].as_str().and_then(|p| p.trim_end_matches('%').parse().ok()).unwrap_or(0.0);
+            let next = (current + 100.0 / steps.max(1) as f64).min(100.0);
+            if next >= 100.0 {
+                if let Some(pvc) = find(inner, PVC.0, PVC.2, &namespace, &name)
+                    && pvc["metadata"]["annotations"][POPULATED].is_null()
+                {
+                    write(
+                        inner,
+                        "cdi-controller",
+                        PVC,
+                        &namespace,
+                        Some(&name),
+                        json!({"metadata": {"annotations": {POPULATED: "Succeeded"}}}),
+                        false,
+                    );
+                }
+                json!({"phase": "Succeeded", "progress": "100.0%", "conditions": conditions(true, true, false, "Completed", if clone_source.is_some() { "Clone Complete" } else { "Import Complete" })})
+            } else {
+                json!({"phase": in_progress, "progress": format!("{next:.2}%"), "conditions": conditions(true, false, true, "Pod is running", "")})
+            }
+        }
+        _ => return,
+    };
+    write(inner, "cdi-controller", DV, &namespace, Some(&name), json!({"status": next}), true);
+}
