@@ -1,12 +1,36 @@
 //! # kite-ssh
 //!
-//! An embeddable SSH router. **Nothing is implemented here yet.**
+//! An embeddable SSH router: one entry point for many machines. A user runs
+//! `ssh <login>@<host>`; the router terminates that connection,
+//! authenticates the user (password, public key or keyboard-interactive),
+//! picks the backend by the login name, connects to the machine lazily as
+//! an SSH client with credentials the platform holds and a pinned host key,
+//! and proxies every channel.
 //!
-//! Planned (see the book's chapter on kite-ssh): a router on russh that
-//! terminates a user's SSH connection, authenticates it, picks a backend by
-//! the login name, connects to the backend lazily as an SSH client with a
-//! pinned host key, and proxies every channel. Backends are pluggable
-//! traits; a static table and a Kubernetes backend (`KiteVirtualMachine`
-//! objects) come built in.
-
+//! - [`backend::Backend`] is the small trait a route source implements.
+//! - [`Router`] runs on a `TcpListener` ([`Router::serve`]) or on any
+//!   accepted stream ([`Router::serve_stream`]).
+//! - [`StaticBackend`] is a table of routes.
+//!
+//! See the book's chapter "Embedding kite-ssh".
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod backend;
+mod error;
+mod forward;
+mod handler;
+pub mod host_key;
+mod limiter;
+pub mod messages;
+mod options;
+pub mod password;
+mod router;
+mod session;
+mod slot;
+mod static_backend;
+mod upstream;
+
+pub use error::Error;
+pub use options::{Fallback, RateLimit, RouterOptions};
+pub use router::Router;
+pub use static_backend::{StaticBackend, StaticRoute};

@@ -1,0 +1,29 @@
+//! kite-ssh's errors.
+
+/// What can go wrong running the router.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The host key could not be read, generated or saved.
+    #[error("host key {path}: {message}")]
+    HostKey {
+        /// The key file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A socket operation failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A route or option is not usable.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// The SSH layer failed.
+    #[error("ssh: {0}")]
+    Ssh(#[from] russh::Error),
+}

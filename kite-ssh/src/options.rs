@@ -1,0 +1,88 @@
+//! How the router behaves: timeouts, limits, retries, and the optional
+//! fallback route.
+
+use crate::backend::HostKeyCheck;
+use std::time::Duration;
+
+/// Failed-login limits per source address and per login name.
+#[derive(Clone, Debug)]
+pub struct RateLimit {
+    /// Failures from one address within `window` before it is banned.
+    pub failures_per_address: u32,
+    /// Failures for one login name within `window` before it is banned.
+    pub failures_per_login: u32,
+    /// The window failures are counted in.
+    pub window: Duration,
+    /// How long a ban lasts.
+    pub ban: Duration,
+}
+
+impl Default for RateLimit {
+    fn default() -> Self {
+        Self {
+            failures_per_address: 20,
+            failures_per_login: 10,
+            window: Duration::from_secs(300),
+            ban: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Where logins that match no route go: for example the host's own sshd on
+/// another port. The user's password is passed through to it; public keys
+/// cannot be (their signatures are bound to this connection).
+#[derive(Clone, Debug)]
+pub struct Fallback {
+    /// `host:port` of the fallback SSH server.
+    pub address: String,
+    /// How its host key is checked.
+    pub host_key: HostKeyCheck,
+}
+
+/// The router's options; [`Default`] is what a production gateway wants.
+#[derive(Clone, Debug)]
+pub struct RouterOptions {
+    /// The time a client has from connecting to authenticating.
+    pub handshake_timeout: Duration,
+    /// A connection with no traffic for this long is closed; keepalives count as traffic.
+    pub idle_timeout: Option<Duration>,
+    /// How often the router checks that an idle client is still there.
+    pub keepalive_interval: Option<Duration>,
+    /// Connections served at once; more are refused at accept.
+    pub max_connections: usize,
+    /// Authentication attempts per connection.
+    pub max_auth_attempts: usize,
+    /// The delay after a failed authentication (the first `none` probe is never delayed).
+    pub rejection_delay: Duration,
+    /// How long the router retries a backend that is `Starting` or refuses connections.
+    pub starting_timeout: Duration,
+    /// The time between two retries.
+    pub retry_interval: Duration,
+    /// The time one upstream connection attempt may take.
+    pub connect_timeout: Duration,
+    /// Failed-login limits.
+    pub rate_limit: RateLimit,
+    /// Where unmatched logins go; `None` refuses them.
+    pub fallback: Option<Fallback>,
+    /// A text shown before authentication, if any.
+    pub banner: Option<String>,
+}
+
+impl Default for RouterOptions {
+    fn default() -> Self {
+        Self {
+            handshake_timeout: Duration::from_secs(30),
+            idle_timeout: Some(Duration::from_secs(3600)),
+            keepalive_interval: Some(Duration::from_secs(30)),
+            max_connections: 4096,
+            max_auth_attempts: 6,
+            rejection_delay: Duration::from_secs(1),
+            starting_timeout: Duration::from_secs(90),
+            retry_interval: Duration::from_secs(2),
+            connect_timeout: Duration::from_secs(10),
+            rate_limit: RateLimit::default(),
+            fallback: None,
+            banner: None,
+        }
+    }
+}

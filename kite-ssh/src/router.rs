@@ -1,0 +1,150 @@
+//! The router: accepts connections, runs one SSH server session per
+//! connection on a task of its own, and shuts down gracefully.
+
+use crate::backend::Backend;
+use crate::handler::{Connection, Shared};
+use crate::limiter::Limiter;
+use crate::options::RouterOptions;
+use crate::{Error, host_key};
+use russh::keys::PrivateKey;
+use russh::server::Config;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+/// An SSH router: one entry point that routes each login to its machine.
+///
+/// ```no_run
+/// # async fn run(backend: impl kite_ssh::backend::Backend) -> Result<(), kite_ssh::Error> {
+/// use kite_ssh::{Router, RouterOptions};
+///
+/// let key = kite_ssh::host_key::load_or_generate("gateway_host_ed25519_key".as_ref())?;
+/// let router = Router::new(backend, key, RouterOptions::default());
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:2222").await.map_err(|source| kite_ssh::Error::Io { what: "bind".into(), source })?;
+/// router.serve(listener, async { let _ = tokio::signal::ctrl_c().await; }).await
+/// # }
+/// ```
+pub struct Router<B> {
+    shared: Arc<Shared<B>>,
+    config: Arc<Config>,
+    connections: Arc<Semaphore>,
+}
+
+impl<B> Clone for Router<B> {
+    fn clone(&self) -> Self {
+        Self { shared: self.shared.clone(), config: self.config.clone(), connections: self.connections.clone() }
+    }
+}
+
+impl<B: Backend> Router<B> {
+    /// A router that routes with `backend` and presents `host_key`.
+    pub fn new(backend: B, host_key: PrivateKey, options: RouterOptions) -> Self {
+        tracing::info!(fingerprint = %host_key::fingerprint(&host_key), "SSH router host key");
+        let config = Config {
+            server_id: russh::SshId::Standard(format!("SSH-2.0-kite-ssh_{}", env!("CARGO_PKG_VERSION")).into()),
+            methods: russh::MethodSet::from(
+                &[russh::MethodKind::PublicKey, russh::MethodKind::Password, russh::MethodKind::KeyboardInteractive][..],
+            ),
+            // The router delays failures itself, so that probes of offered keys are not slowed down.
+            auth_rejection_time: std::time::Duration::ZERO,
+            auth_rejection_time_initial: Some(std::time::Duration::ZERO),
+            keys: vec![host_key],
+            max_auth_attempts: options.max_auth_attempts,
+            inactivity_timeout: options.idle_timeout,
+            keepalive_interval: options.keepalive_interval,
+            nodelay: true,
+            ..Default::default()
+        };
+        let connections = Arc::new(Semaphore::new(options.max_connections));
+        let limiter = Limiter::new(options.rate_limit.clone());
+        let shared = Arc::new(Shared { backend: Arc::new(backend), options: Arc::new(options), limiter });
+        Self { shared, config: Arc::new(config), connections }
+    }
+
+    /// Serves one accepted stream (for embedders that own their listener)
+    /// until the client disconnects.
+    pub async fn serve_stream<S>(&self, stream: S, peer: SocketAddr) -> Result<(), Error>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let authenticated = Arc::new(AtomicBool::new(false));
+        let handler = Connection::new(self.shared.clone(), peer, authenticated.clone());
+        let handshake = tokio::time::timeout(
+            self.shared.options.handshake_timeout,
+            russh::server::run_stream(self.config.clone(), stream, handler),
+        );
+        let session = match handshake.await {
+            Ok(session) => session?,
+            Err(_) => {
+                tracing::info!(%peer, "the client did not finish the handshake in time");
+                return Ok(());
+            }
+        };
+        let handle = session.handle();
+        let timeout = self.shared.options.handshake_timeout;
+        let watchdog = tokio::spawn(async move {
+            tokio::time::sleep(timeout).await;
+            if !authenticated.load(Ordering::SeqCst) {
+                tracing::info!(%peer, "the client did not authenticate in time");
+                let _ = handle
+                    .disconnect(russh::Disconnect::ByApplication, "authentication timed out".into(), "en".into())
+                    .await;
+            }
+        });
+        let result = session.await;
+        watchdog.abort();
+        match result {
+            Ok(()) => Ok(()),
+            Err(russh::Error::IO(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(()),
+            Err(error) => {
+                tracing::debug!(%peer, %error, "a connection ended with an error");
+                Ok(())
+            }
+        }
+    }
+
+    /// Accepts connections on `listener` until `shutdown` completes; then
+    /// stops accepting and waits up to five seconds for open connections.
+    pub async fn serve(&self, listener: TcpListener, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
+        let mut tasks = JoinSet::new();
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => break,
+                accepted = listener.accept() => {
+                    let (stream, peer) = match accepted {
+                        Ok(accepted) => accepted,
+                        Err(error) => {
+                            tracing::warn!(%error, "accepting a connection failed");
+                            continue;
+                        }
+                    };
+                    let Ok(permit) = self.connections.clone().try_acquire_owned() else {
+                        tracing::warn!(%peer, "refused a connection: the connection limit is reached");
+                        continue;
+                    };
+                    let _ = stream.set_nodelay(true);
+                    let router = self.clone();
+                    tasks.spawn(async move {
+                        let _permit = permit;
+                        if let Err(error) = router.serve_stream(stream, peer).await {
+                            tracing::debug!(%peer, %error, "a connection failed");
+                        }
+                    });
+                }
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            }
+        }
+        tracing::info!("the SSH router stops accepting connections");
+        let drain = async { while tasks.join_next().await.is_some() {} };
+        if tokio::time::timeout(std::time::Duration::from_secs(5), drain).await.is_err() {
+            tasks.abort_all();
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,154 @@
+//! The router's side of the upstream connection: an SSH client that checks
+//! the pinned host key, logs in with the platform's credentials, and hands
+//! channels the upstream opens (forwarded ports, agent requests) to the user.
+
+use crate::backend::{HostKeyCheck, Upstream, UpstreamAuth};
+use crate::forward;
+use russh::client::{self, AuthResult, Handle, Session};
+use russh::keys::{HashAlg, PrivateKeyWithHashAlg, PublicKeyOrCertificate};
+use russh::{Channel, ChannelOpenFailure, server};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// The user's connection, for channels the upstream opens toward the user.
+pub(crate) type UserHandle = Arc<OnceLock<server::Handle>>;
+
+/// The client handler of one upstream connection.
+pub(crate) struct UpstreamClient {
+    host_key: HostKeyCheck,
+    mismatch: Arc<AtomicBool>,
+    user: UserHandle,
+}
+
+impl client::Handler for UpstreamClient {
+    type Error = russh::Error;
+
+    async fn check_server_key(&mut self, key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
+        match &self.host_key {
+            HostKeyCheck::InsecureAcceptAny => Ok(true),
+            HostKeyCheck::Pinned(pinned) => {
+                let presented = key.public_key();
+                let matches = presented.key_data() == pinned.key_data();
+                if !matches {
+                    tracing::warn!(
+                        expected = %pinned.fingerprint(HashAlg::Sha256),
+                        presented = %presented.fingerprint(HashAlg::Sha256),
+                        "the upstream presented a host key that is not the pinned one"
+                    );
+                    self.mismatch.store(true, Ordering::SeqCst);
+                }
+                Ok(matches)
+            }
+        }
+    }
+
+    async fn server_channel_open_forwarded_tcpip(
+        &mut self,
+        channel: Channel<client::Msg>,
+        connected_address: &str,
+        connected_port: u32,
+        originator_address: &str,
+        originator_port: u32,
+        reply: russh::client::ChannelOpenHandle,
+        _session: &mut Session,
+    ) -> Result<(), Self::Error> {
+        let Some(user) = self.user.get().cloned() else {
+            reply.reject(ChannelOpenFailure::ConnectFailed).await;
+            return Ok(());
+        };
+        reply.accept().await;
+        let (connected, originator) = (connected_address.to_string(), originator_address.to_string());
+        tokio::spawn(async move {
+            match user.channel_open_forwarded_tcpip(connected, connected_port, originator, originator_port).await {
+                Ok(user_channel) => forward::pipe(user_channel, channel).await,
+                Err(error) => {
+                    tracing::debug!(%error, "the user refused a forwarded-tcpip channel");
+                    let _ = channel.close().await;
+                }
+            }
+        });
+        Ok(())
+    }
+
+    async fn server_channel_open_agent_forward(
+        &mut self,
+        channel: Channel<client::Msg>,
+        reply: russh::client::ChannelOpenHandle,
+        _session: &mut Session,
+    ) -> Result<(), Self::Error> {
+        let Some(user) = self.user.get().cloned() else {
+            reply.reject(ChannelOpenFailure::ConnectFailed).await;
+            return Ok(());
+        };
+        reply.accept().await;
+        tokio::spawn(async move {
+            match user.channel_open_agent().await {
+                Ok(user_channel) => forward::pipe(user_channel, channel).await,
+                Err(error) => {
+                    tracing::debug!(%error, "the user refused an agent channel");
+                    let _ = channel.close().await;
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+/// Why an upstream connection failed.
+#[derive(Debug)]
+pub(crate) enum ConnectError {
+    /// Not there yet (refused, reset, timed out): worth retrying.
+    Retriable(String),
+    /// The host key is not the pinned one.
+    HostKeyMismatch,
+    /// The upstream refused the router's login.
+    LoginRefused,
+}
+
+/// Connects and logs in to `upstream`.
+pub(crate) async fn connect(
+    upstream: &Upstream,
+    user: UserHandle,
+    connect_timeout: Duration,
+    keepalive: Option<Duration>,
+) -> Result<Handle<UpstreamClient>, ConnectError> {
+    let mismatch = Arc::new(AtomicBool::new(false));
+    let handler = UpstreamClient { host_key: upstream.host_key.clone(), mismatch: mismatch.clone(), user };
+    let config = Arc::new(client::Config {
+        inactivity_timeout: None,
+        keepalive_interval: keepalive,
+        nodelay: true,
+        ..Default::default()
+    });
+    let connecting = client::connect(config, upstream.address.as_str(), handler);
+    let mut handle = match tokio::time::timeout(connect_timeout, connecting).await {
+        Err(_) => return Err(ConnectError::Retriable(format!("connecting to {} timed out", upstream.address))),
+        Ok(Err(_)) if mismatch.load(Ordering::SeqCst) => return Err(ConnectError::HostKeyMismatch),
+        Ok(Err(error)) => return Err(ConnectError::Retriable(format!("connecting to {}: {error}", upstream.address))),
+        Ok(Ok(handle)) => handle,
+    };
+    let login = async {
+        match &upstream.auth {
+            UpstreamAuth::Key(key) => {
+                let hash =
+                    if key.algorithm().is_rsa() { handle.best_supported_rsa_hash().await?.flatten() } else { None };
+                handle
+                    .authenticate_publickey(upstream.user.clone(), PrivateKeyWithHashAlg::new(key.clone(), hash))
+                    .await
+            }
+            UpstreamAuth::Password(password) => {
+                handle.authenticate_password(upstream.user.clone(), password.clone()).await
+            }
+        }
+    };
+    match tokio::time::timeout(connect_timeout, login).await {
+        Ok(Ok(AuthResult::Success)) => Ok(handle),
+        Ok(Ok(AuthResult::Failure { .. })) => {
+            let _ = handle.disconnect(russh::Disconnect::ByApplication, "", "en").await;
+            Err(ConnectError::LoginRefused)
+        }
+        Ok(Err(error)) => Err(ConnectError::Retriable(format!("logging in to {}: {error}", upstream.address))),
+        Err(_) => Err(ConnectError::Retriable(format!("logging in to {} timed out", upstream.address))),
+    }
+}

@@ -1,0 +1,366 @@
+//! Real peers for kite-ssh's tests: an OpenSSH `sshd` on loopback as the
+//! backend, the OpenSSH client as the user, and the router in-process.
+#![allow(dead_code)]
+
+use kite_ssh::backend::HostKeyCheck;
+use kite_ssh::{Router, RouterOptions, StaticBackend, StaticRoute};
+use russh::keys::ssh_key::LineEnding;
+use russh::keys::{Algorithm, PrivateKey, PublicKey};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Fails with a clear message when a tool the tests drive is missing.
+pub fn require(tool: &str) -> PathBuf {
+    for dir in ["/usr/sbin", "/usr/bin", "/sbin", "/bin", "/usr/local/bin"] {
+        let path = Path::new(dir).join(tool);
+        if path.exists() {
+            return path;
+        }
+    }
+    panic!(
+        "{tool} is missing: these tests drive the real OpenSSH programs; install openssh-client and openssh-server (scripts/test.sh does)"
+    );
+}
+
+pub fn new_key() -> PrivateKey {
+    PrivateKey::random(&mut rand::rng(), Algorithm::Ed25519).unwrap()
+}
+
+/// Writes a private key as an OpenSSH file with mode 0600.
+pub fn write_key(path: &Path, key: &PrivateKey) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, key.to_openssh(LineEnding::LF).unwrap().as_bytes()).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
+pub fn public_line(key: &PublicKey) -> String {
+    key.to_openssh().unwrap()
+}
+
+/// A free loopback port (released for the caller to bind).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+pub fn wait_for_port(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on 127.0.0.1:{port} after 10s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A real sshd on loopback, logging in as this user with one authorized key.
+pub struct Sshd {
+    pub port: u16,
+    pub host_key: PrivateKey,
+    pub dir: tempfile::TempDir,
+    child: Option<Child>,
+}
+
+impl Sshd {
+    /// Starts sshd that accepts `authorized` for any user (key login only).
+    pub fn start(authorized: &PublicKey) -> Self {
+        Self::start_with(authorized, new_key(), free_port())
+    }
+
+    pub fn start_with(authorized: &PublicKey, host_key: PrivateKey, port: u16) -> Self {
+        let sshd = require("sshd");
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        write_key(&dir.path().join("host_key"), &host_key);
+        std::fs::write(dir.path().join("authorized_keys"), public_line(authorized) + "\n").unwrap();
+        let config = format!(
+            "ListenAddress 127.0.0.1:{port}\nHostKey {dir}/host_key\nAuthorizedKeysFile {dir}/authorized_keys\n\
+             PidFile {dir}/sshd.pid\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
+             PermitRootLogin prohibit-password\nUsePAM no\nStrictModes no\nAllowTcpForwarding yes\nAllowAgentForwarding yes\n\
+             GatewayPorts no\nAcceptEnv KITE_*\nSubsystem sftp internal-sftp\nLogLevel VERBOSE\nMaxStartups 100:30:200\nMaxSessions 100\n",
+            dir = dir.path().display()
+        );
+        std::fs::write(dir.path().join("sshd_config"), config).unwrap();
+        let log = std::fs::File::create(dir.path().join("sshd.log")).unwrap();
+        let child = Command::new(sshd)
+            .arg("-D")
+            .arg("-e")
+            .arg("-f")
+            .arg(dir.path().join("sshd_config"))
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        wait_for_port(port);
+        Self { port, host_key, dir, child: Some(child) }
+    }
+
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()
+    }
+
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The user's side: a key file for `ssh -i` and its public key.
+pub struct UserKey {
+    pub key: PrivateKey,
+    pub path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl UserKey {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let key = new_key();
+        let path = dir.path().join("id_ed25519");
+        write_key(&path, &key);
+        Self { key, path, _dir: dir }
+    }
+}
+
+/// A route for `user` to `sshd`, as root there, with the upstream key pinned.
+pub fn route(user: &str, sshd: &Sshd, upstream_key: &PrivateKey) -> StaticRoute {
+    StaticRoute {
+        user: user.into(),
+        password_hash: Some(kite_ssh::password::hash_for_tests("secret").unwrap()),
+        authorized_keys: vec![],
+        upstream: sshd.address(),
+        upstream_user: "root".into(),
+        upstream_key: Arc::new(upstream_key.clone()),
+        upstream_host_key: HostKeyCheck::Pinned(sshd.host_key.public_key().clone()),
+    }
+}
+
+/// Options fit for tests: short delays and retries.
+pub fn test_options() -> RouterOptions {
+    RouterOptions {
+        rejection_delay: Duration::from_millis(50),
+        retry_interval: Duration::from_millis(200),
+        starting_timeout: Duration::from_secs(3),
+        connect_timeout: Duration::from_secs(3),
+        ..RouterOptions::default()
+    }
+}
+
+/// The router, serving on a loopback port until dropped.
+pub struct RunningRouter {
+    pub port: u16,
+    pub host_key: PrivateKey,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl RunningRouter {
+    pub async fn start<B: kite_ssh::backend::Backend>(backend: B, options: RouterOptions) -> Self {
+        Self::start_with_key(backend, options, new_key()).await
+    }
+
+    pub async fn start_with_key<B: kite_ssh::backend::Backend>(
+        backend: B,
+        options: RouterOptions,
+        host_key: PrivateKey,
+    ) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let router = Router::new(backend, host_key.clone(), options);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            router
+                .serve(listener, async {
+                    let _ = stopped.await;
+                })
+                .await
+                .unwrap();
+        });
+        Self { port, host_key, stop: Some(stop), task: Some(task) }
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+        }
+    }
+
+    pub fn address(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+}
+
+impl Drop for RunningRouter {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+pub fn static_backend(routes: Vec<StaticRoute>) -> StaticBackend {
+    StaticBackend::new(routes).unwrap()
+}
+
+/// `ssh` with no user config, no host key prompts, and a bound run time.
+pub struct Ssh {
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub stdin: Option<Vec<u8>>,
+}
+
+impl Ssh {
+    pub fn to(router: &RunningRouter, login: &str) -> Self {
+        let args = [
+            "-F",
+            "/dev/null",
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+            "-o",
+            "LogLevel=ERROR",
+            "-o",
+            "ConnectTimeout=10",
+            "-p",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([router.port.to_string(), "-l".into(), login.into()])
+        .collect();
+        Self { args, env: vec![], stdin: None }
+    }
+
+    pub fn key(mut self, key: &UserKey) -> Self {
+        self.args.extend(["-i".into(), key.path.display().to_string(), "-o".into(), "IdentitiesOnly=yes".into()]);
+        self.args.extend([
+            "-o".into(),
+            "PreferredAuthentications=publickey".into(),
+            "-o".into(),
+            "BatchMode=yes".into(),
+        ]);
+        self
+    }
+
+    /// Password login through SSH_ASKPASS (no terminal needed).
+    pub fn password(mut self, password: &str, method: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("kite-askpass-{}", uuid_like()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("askpass.sh");
+        std::fs::write(&script, format!("#!/bin/sh\nprintf '%s\\n' '{password}'\n")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o700)).unwrap();
+        self.env.push(("SSH_ASKPASS".into(), script.display().to_string()));
+        self.env.push(("SSH_ASKPASS_REQUIRE".into(), "force".into()));
+        self.env.push(("DISPLAY".into(), ":0".into()));
+        self.args.extend([
+            "-o".into(),
+            format!("PreferredAuthentications={method}"),
+            "-o".into(),
+            "NumberOfPasswordPrompts=1".into(),
+        ]);
+        self.args.extend(["-o".into(), "PubkeyAuthentication=no".into()]);
+        self
+    }
+
+    pub fn opt(mut self, option: &str) -> Self {
+        self.args.extend(["-o".into(), option.into()]);
+        self
+    }
+
+    pub fn arg(mut self, arg: &str) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn stdin(mut self, bytes: &[u8]) -> Self {
+        self.stdin = Some(bytes.to_vec());
+        self
+    }
+
+    pub fn command(&self, program: &str) -> Command {
+        let mut command = Command::new(require(program));
+        command.args(&self.args);
+        for (k, v) in &self.env {
+            command.env(k, v);
+        }
+        command
+    }
+
+    /// Runs `ssh <args> <host> <remote>` with a 60 s bound.
+    pub fn run(&self, remote: &[&str]) -> Output {
+        let mut command = self.command("ssh");
+        command.arg("127.0.0.1").args(remote);
+        run_bounded(command, self.stdin.clone(), Duration::from_secs(60))
+    }
+}
+
+fn uuid_like() -> String {
+    format!("{}-{}", std::process::id(), Instant::now().elapsed().as_nanos() ^ rand::random::<u64>() as u128)
+}
+
+/// Runs a command, feeding `stdin`, killing it after `limit`.
+pub fn run_bounded(mut command: Command, stdin: Option<Vec<u8>>, limit: Duration) -> Output {
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let input = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let mut input = input;
+        if let Some(bytes) = stdin {
+            let _ = input.write_all(&bytes);
+        }
+    });
+    let deadline = Instant::now() + limit;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "{command:?} did not finish within {limit:?}\nstdout: {}\nstderr: {}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = writer.join();
+    child.wait_with_output().unwrap()
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A TCP echo server on loopback, for port-forwarding tests.
+pub async fn echo_server() -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let (mut read, mut write) = stream.split();
+                let _ = tokio::io::copy(&mut read, &mut write).await;
+            });
+        }
+    });
+    port
+}
