@@ -293,6 +293,22 @@ impl Ssh {
         self
     }
 
+    /// The arguments for `scp`/`sftp`, which take the port as `-P` and the
+    /// login in the destination, and that destination's `login@127.0.0.1`.
+    pub fn transfer_args(&self) -> (Vec<String>, String) {
+        let mut args = Vec::new();
+        let mut login = String::new();
+        let mut iter = self.args.iter();
+        while let Some(arg) = iter.next() {
+            match arg.as_str() {
+                "-p" => args.push("-P".to_string()),
+                "-l" => login = iter.next().cloned().unwrap_or_default(),
+                _ => args.push(arg.clone()),
+            }
+        }
+        (args, format!("{login}@127.0.0.1"))
+    }
+
     pub fn command(&self, program: &str) -> Command {
         let mut command = Command::new(require(program));
         command.args(&self.args);
@@ -363,4 +379,49 @@ pub async fn echo_server() -> u16 {
         }
     });
     port
+}
+
+/// A TCP relay on loopback in front of a backend, that can be cut to play
+/// a backend dying mid-session.
+pub struct Relay {
+    pub port: u16,
+    cut: tokio::sync::watch::Sender<bool>,
+}
+
+impl Relay {
+    pub async fn start(target: String) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (cut, cut_rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            let mut stop = cut_rx.clone();
+            loop {
+                tokio::select! {
+                    accepted = listener.accept() => {
+                        let Ok((mut inbound, _)) = accepted else { return };
+                        let target = target.clone();
+                        let mut stop = cut_rx.clone();
+                        tokio::spawn(async move {
+                            let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await else { return };
+                            tokio::select! {
+                                _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                                _ = stop.changed() => {}
+                            }
+                        });
+                    }
+                    _ = stop.changed() => return,
+                }
+            }
+        });
+        Self { port, cut }
+    }
+
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Drops every connection and stops listening.
+    pub fn cut(&self) {
+        let _ = self.cut.send(true);
+    }
 }
