@@ -28,6 +28,7 @@ pub(crate) struct Connection<B> {
     slot: Option<Arc<UpstreamSlot<B>>>,
     user: UserHandle,
     authenticated: Arc<AtomicBool>,
+    failures: usize,
 }
 
 fn methods() -> MethodSet {
@@ -40,18 +41,25 @@ fn reject() -> Auth {
 
 impl<B: Backend> Connection<B> {
     pub(crate) fn new(shared: Arc<Shared<B>>, peer: SocketAddr, authenticated: Arc<AtomicBool>) -> Self {
-        Self { shared, peer, slot: None, user: UserHandle::default(), authenticated }
+        Self { shared, peer, slot: None, user: UserHandle::default(), authenticated, failures: 0 }
     }
 
     fn slot(&self, target: Target) -> UpstreamSlot<B> {
         UpstreamSlot::new(self.shared.backend.clone(), target, self.shared.options.clone(), self.user.clone())
     }
 
-    async fn fail(&self, login: &str, method: &str) -> Auth {
+    /// Counts a failed attempt, waits the rejection delay, and rejects; the
+    /// attempt that reaches the per-connection cap ends the connection.
+    async fn fail(&mut self, login: &str, method: &str) -> Result<Auth, russh::Error> {
         tracing::info!(peer = %self.peer, login, method, "authentication rejected");
         self.shared.limiter.record_failure(self.peer.ip(), login);
+        self.failures += 1;
         tokio::time::sleep(self.shared.options.rejection_delay).await;
-        reject()
+        if self.failures >= self.shared.options.max_auth_attempts {
+            tracing::info!(peer = %self.peer, login, "too many authentication attempts; closing the connection");
+            return Err(russh::Error::Disconnect);
+        }
+        Ok(reject())
     }
 
     fn accept(&mut self, login: &str, method: &str, slot: UpstreamSlot<B>) -> Auth {
@@ -60,17 +68,16 @@ impl<B: Backend> Connection<B> {
         Auth::Accept
     }
 
-    async fn password(&mut self, login: &str, password: &str, method: &str) -> Auth {
+    async fn password(&mut self, login: &str, password: &str, method: &str) -> Result<Auth, russh::Error> {
         if self.shared.limiter.is_banned(self.peer.ip(), login) {
             tracing::warn!(peer = %self.peer, login, "refused: the address or login is temporarily banned");
-            tokio::time::sleep(self.shared.options.rejection_delay).await;
-            return reject();
+            return self.fail(login, method).await;
         }
         match self.shared.backend.resolve(login).await {
             Some(route) => {
                 if self.shared.backend.check_password(&route, password).await {
                     let slot = self.slot(Target::Route(route));
-                    return self.accept(login, method, slot);
+                    return Ok(self.accept(login, method, slot));
                 }
             }
             None => match self.shared.options.fallback.clone() {
@@ -92,7 +99,7 @@ impl<B: Backend> Connection<B> {
                     {
                         Ok(handle) => {
                             let slot = self.slot(Target::Fixed(upstream)).connected(handle);
-                            return self.accept(login, method, slot);
+                            return Ok(self.accept(login, method, slot));
                         }
                         Err(ConnectError::LoginRefused) => {}
                         Err(error) => tracing::warn!(?error, "the fallback route could not check a password"),
@@ -122,7 +129,7 @@ impl<B: Backend> russh::server::Handler for Connection<B> {
     }
 
     async fn auth_password(&mut self, user: &str, password: &str) -> Result<Auth, Self::Error> {
-        Ok(self.password(user, password, "password").await)
+        self.password(user, password, "password").await
     }
 
     async fn auth_keyboard_interactive<'a>(
@@ -140,7 +147,7 @@ impl<B: Backend> russh::server::Handler for Connection<B> {
             }),
             Some(bytes) => {
                 let password = String::from_utf8_lossy(&bytes).into_owned();
-                Ok(self.password(user, &password, "keyboard-interactive").await)
+                self.password(user, &password, "keyboard-interactive").await
             }
         }
     }
@@ -157,7 +164,7 @@ impl<B: Backend> russh::server::Handler for Connection<B> {
                 let slot = self.slot(Target::Route(route));
                 Ok(self.accept(user, "publickey", slot))
             }
-            None => Ok(self.fail(user, "publickey").await),
+            None => self.fail(user, "publickey").await,
         }
     }
 

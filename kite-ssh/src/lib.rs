@@ -28,6 +28,8 @@ mod router;
 mod session;
 mod slot;
 mod static_backend;
+#[cfg(test)]
+mod tests;
 mod upstream;
 
 pub use error::Error;

@@ -76,12 +76,12 @@ async fn echo_through(port: u16) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
-        if let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
-            if stream.write_all(b"ping through kite").await.is_ok() {
-                let mut buffer = vec![0u8; 17];
-                if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(5), stream.read_exact(&mut buffer)).await {
-                    return String::from_utf8_lossy(&buffer).into_owned();
-                }
+        if let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await
+            && stream.write_all(b"ping through kite").await.is_ok()
+        {
+            let mut buffer = vec![0u8; 17];
+            if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(5), stream.read_exact(&mut buffer)).await {
+                return String::from_utf8_lossy(&buffer).into_owned();
             }
         }
         assert!(tokio::time::Instant::now() < deadline, "the forward on port {port} never echoed");

@@ -425,3 +425,71 @@ impl Relay {
         let _ = self.cut.send(true);
     }
 }
+
+/// A small SSH server (russh) that plays a host's own sshd for the fallback
+/// route: it accepts one user with one password and answers `exec` with
+/// `fallback ran: <command>`.
+pub async fn password_server(user: &'static str, password: &'static str) -> (u16, PublicKey) {
+    use russh::server::{Auth, Msg, Session};
+    use russh::{Channel, ChannelId};
+
+    struct Server {
+        user: &'static str,
+        password: &'static str,
+    }
+
+    impl russh::server::Handler for Server {
+        type Error = russh::Error;
+        async fn auth_password(&mut self, user: &str, password: &str) -> Result<Auth, Self::Error> {
+            Ok(if user == self.user && password == self.password { Auth::Accept } else { Auth::reject() })
+        }
+        async fn channel_open_session(
+            &mut self,
+            _channel: Channel<Msg>,
+            reply: russh::server::ChannelOpenHandle,
+            _session: &mut Session,
+        ) -> Result<(), Self::Error> {
+            reply.accept().await;
+            Ok(())
+        }
+        async fn exec_request(
+            &mut self,
+            channel: ChannelId,
+            data: &[u8],
+            session: &mut Session,
+        ) -> Result<(), Self::Error> {
+            session.channel_success(channel)?;
+            let handle = session.handle();
+            let line = format!("fallback ran: {}\n", String::from_utf8_lossy(data));
+            tokio::spawn(async move {
+                let _ = handle.data(channel, line.into_bytes()).await;
+                let _ = handle.exit_status_request(channel, 0).await;
+                let _ = handle.eof(channel).await;
+                let _ = handle.close(channel).await;
+            });
+            Ok(())
+        }
+    }
+
+    let key = new_key();
+    let public = key.public_key().clone();
+    let config = Arc::new(russh::server::Config {
+        keys: vec![key],
+        auth_rejection_time: Duration::from_millis(10),
+        auth_rejection_time_initial: Some(Duration::ZERO),
+        ..Default::default()
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let config = config.clone();
+            tokio::spawn(async move {
+                if let Ok(session) = russh::server::run_stream(config, stream, Server { user, password }).await {
+                    let _ = session.await;
+                }
+            });
+        }
+    });
+    (port, public)
+}

@@ -1,0 +1,143 @@
+//! Authentication and its safety: the fallback route, rate limits with
+//! bans, no delay on the first probe, a delay after failures, and unknown
+//! logins that cost as much as known ones.
+
+mod common;
+
+use common::*;
+use kite_ssh::backend::HostKeyCheck;
+use kite_ssh::{Fallback, RateLimit, RouterOptions};
+use russh::client::{self, AuthResult};
+use russh::keys::PublicKeyOrCertificate;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+struct AnyHostKey;
+
+impl client::Handler for AnyHostKey {
+    type Error = russh::Error;
+    async fn check_server_key(&mut self, _key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
+        Ok(true)
+    }
+}
+
+async fn client(router: &RunningRouter) -> client::Handle<AnyHostKey> {
+    client::connect(Arc::new(client::Config::default()), router.address(), AnyHostKey).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unmatched_login_goes_to_the_fallback_with_its_password() {
+    let (port, host_key) = password_server("bob", "fallback-pw").await;
+    let upstream_key = new_key();
+    let sshd = Sshd::start(upstream_key.public_key());
+    let options = RouterOptions {
+        fallback: Some(Fallback { address: format!("127.0.0.1:{port}"), host_key: HostKeyCheck::Pinned(host_key) }),
+        ..test_options()
+    };
+    let router = RunningRouter::start(static_backend(vec![route("alice", &sshd, &upstream_key)]), options).await;
+    let ssh = Ssh::to(&router, "bob").password("fallback-pw", "password");
+    let output = tokio::task::spawn_blocking(move || ssh.run(&["hostname"])).await.unwrap();
+    assert_eq!(text(&output.stdout), "fallback ran: hostname\n", "{}", text(&output.stderr));
+    let ssh = Ssh::to(&router, "bob").password("wrong", "password");
+    let output = tokio::task::spawn_blocking(move || ssh.run(&["hostname"])).await.unwrap();
+    assert_eq!(output.status.code(), Some(255), "a wrong password is refused by the fallback");
+    // A login that has a route never goes to the fallback.
+    let ssh = Ssh::to(&router, "alice").password("secret", "password");
+    let output = tokio::task::spawn_blocking(move || ssh.run(&["echo routed"])).await.unwrap();
+    assert_eq!(text(&output.stdout), "routed\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_fallback_unmatched_logins_are_refused() {
+    let (port, _) = password_server("bob", "fallback-pw").await;
+    let _ = port;
+    let router = RunningRouter::start(static_backend(vec![]), test_options()).await;
+    let mut handle = client(&router).await;
+    assert!(matches!(handle.authenticate_password("bob", "fallback-pw").await.unwrap(), AuthResult::Failure { .. }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_failures_ban_the_login_for_a_while() {
+    let upstream_key = new_key();
+    let sshd = Sshd::start(upstream_key.public_key());
+    let options = RouterOptions {
+        rate_limit: RateLimit {
+            failures_per_address: 100,
+            failures_per_login: 3,
+            window: Duration::from_secs(60),
+            ban: Duration::from_secs(60),
+        },
+        ..test_options()
+    };
+    let router = RunningRouter::start(static_backend(vec![route("alice", &sshd, &upstream_key)]), options).await;
+    for _ in 0..3 {
+        let mut handle = client(&router).await;
+        assert!(matches!(handle.authenticate_password("alice", "wrong").await.unwrap(), AuthResult::Failure { .. }));
+    }
+    let mut handle = client(&router).await;
+    let result = handle.authenticate_password("alice", "secret").await.unwrap();
+    assert!(matches!(result, AuthResult::Failure { .. }), "the right password is refused while the login is banned");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attempts_per_connection_are_capped() {
+    let upstream_key = new_key();
+    let sshd = Sshd::start(upstream_key.public_key());
+    let options = RouterOptions { max_auth_attempts: 2, rejection_delay: Duration::ZERO, ..test_options() };
+    let router = RunningRouter::start(static_backend(vec![route("alice", &sshd, &upstream_key)]), options).await;
+    let mut handle = client(&router).await;
+    let mut refused = 0;
+    for _ in 0..5 {
+        match handle.authenticate_password("alice", "wrong").await {
+            Ok(AuthResult::Failure { .. }) => refused += 1,
+            _ => break,
+        }
+    }
+    assert!(refused <= 2, "the router let {refused} attempts through on one connection");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_probe_is_not_delayed_but_a_failure_is() {
+    let upstream_key = new_key();
+    let sshd = Sshd::start(upstream_key.public_key());
+    let options = RouterOptions { rejection_delay: Duration::from_secs(1), ..test_options() };
+    let router = RunningRouter::start(static_backend(vec![route("alice", &sshd, &upstream_key)]), options).await;
+    let mut handle = client(&router).await;
+    let started = Instant::now();
+    assert!(matches!(handle.authenticate_none("alice").await.unwrap(), AuthResult::Failure { .. }));
+    assert!(started.elapsed() < Duration::from_millis(900), "the none probe took {:?}", started.elapsed());
+    let started = Instant::now();
+    assert!(matches!(handle.authenticate_password("alice", "wrong").await.unwrap(), AuthResult::Failure { .. }));
+    assert!(started.elapsed() >= Duration::from_secs(1), "a failure is answered only after the delay");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_login_costs_a_password_verification_too() {
+    let upstream_key = new_key();
+    let sshd = Sshd::start(upstream_key.public_key());
+    let mut alice = route("alice", &sshd, &upstream_key);
+    // A production-cost hash, as the dummy verification uses.
+    alice.password_hash = Some(kite_ssh::password::hash("secret").unwrap());
+    let options = RouterOptions { rejection_delay: Duration::ZERO, ..test_options() };
+    let router = RunningRouter::start(static_backend(vec![alice]), options).await;
+    let time = |login: &'static str| {
+        let address = router.address();
+        async move {
+            let mut handle = client::connect(Arc::new(client::Config::default()), address, AnyHostKey).await.unwrap();
+            let started = Instant::now();
+            let _ = handle.authenticate_password(login, "wrong").await.unwrap();
+            started.elapsed()
+        }
+    };
+    time("nobody").await; // the dummy hash is made on first use
+    let mut known = Duration::ZERO;
+    let mut unknown = Duration::ZERO;
+    for _ in 0..3 {
+        known += time("alice").await;
+        unknown += time("nobody").await;
+    }
+    assert!(
+        unknown * 2 >= known,
+        "an unknown login took {unknown:?}, a known one {known:?}: unknown names are told apart by timing"
+    );
+}
