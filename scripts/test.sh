@@ -1,10 +1,34 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace: unit, integration and doc tests.
 # This is the README's test command, and .ci/run calls it as it is.
-# It installs what the tests need when it is missing; today that is only the
-# Rust toolchain's own tools, which the machine has.
+#
+# The tests drive real peers: the OpenSSH client and sshd (installed here
+# when missing, from Debian's packages) and kubectl (on the machine). A test
+# whose tool is missing fails and says so; it never passes silently.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+missing=()
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "installing ${missing[*]} for the SSH tests"
+        # Installing openssh-server must not start an sshd on the host's port 22:
+        # Kite never touches the host's sshd. policy-rc.d stops the package from starting it.
+        created_policy=""
+        if [ ! -e /usr/sbin/policy-rc.d ]; then
+            printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+            chmod +x /usr/sbin/policy-rc.d
+            created_policy=yes
+        fi
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+        [ -n "$created_policy" ] && rm -f /usr/sbin/policy-rc.d
+    else
+        echo "warning: ${missing[*]} missing and cannot be installed here; the SSH tests will fail and say so" >&2
+    fi
+fi
 
 cargo test --locked --workspace --all-targets
 cargo test --locked --workspace --doc

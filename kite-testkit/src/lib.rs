@@ -45,6 +45,7 @@ pub mod kubeconfig;
 mod lifecycle;
 mod meta;
 mod openapi;
+pub mod openssh;
 mod patch;
 mod path;
 mod read;

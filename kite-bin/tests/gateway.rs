@@ -1,0 +1,142 @@
+//! `kite gateway --config` and `kite hash-password`, run as the binary.
+
+use kite_testkit::openssh::{
+    Sshd, UserKey, free_port, new_key, public_line, require, run_bounded, text, wait_for_port, write_key,
+};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn kite() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kite"))
+}
+
+#[test]
+fn hash_password_prints_an_argon2id_hash_of_stdin() {
+    let output = run_bounded(kite_with(&["hash-password"]), Some(b"correct horse\n".to_vec()), Duration::from_secs(30));
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let hash = text(&output.stdout).trim().to_string();
+    assert!(hash.starts_with("$argon2id$"), "{hash}");
+    assert!(kite_ssh::password::verify("correct horse", &hash));
+    let empty = run_bounded(kite_with(&["hash-password"]), Some(Vec::new()), Duration::from_secs(30));
+    assert!(!empty.status.success());
+    assert!(text(&empty.stderr).contains("no password on standard input"), "{}", text(&empty.stderr));
+}
+
+fn kite_with(args: &[&str]) -> Command {
+    let mut command = kite();
+    command.args(args);
+    command
+}
+
+/// Writes `config` to a file in `dir` and runs `kite gateway` on it, expecting it to refuse to start.
+fn refused(dir: &Path, config: &str) -> String {
+    let path = dir.join("gateway.toml");
+    std::fs::write(&path, config).unwrap();
+    let output =
+        run_bounded(kite_with(&["gateway", "--config", path.to_str().unwrap()]), None, Duration::from_secs(30));
+    assert!(!output.status.success(), "the gateway started with a bad config:\n{config}");
+    text(&output.stderr)
+}
+
+#[test]
+fn a_bad_config_names_the_key_and_line_and_nothing_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    write_key(&dir.path().join("upstream_key"), &new_key());
+    let host = public_line(new_key().public_key());
+    let good_route = format!(
+        "[[route]]\nuser = \"alice\"\npassword_hash = \"$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaA\"\nupstream = \"127.0.0.1:22022\"\nupstream_user = \"root\"\nupstream_key = \"upstream_key\"\nupstream_host_key = \"{host}\"\n"
+    );
+    let head = "listen = \"127.0.0.1:0\"\nhost_key = \"host_key\"\n";
+
+    let typo = format!("{head}{}", good_route.replace("password_hash", "pasword_hash"));
+    let message = refused(dir.path(), &typo);
+    assert!(message.contains("pasword_hash") && message.contains("line 5"), "{message}");
+
+    let bad_key = format!("{head}{good_route}authorized_keys = [\"ssh-ed25519 not-base64!\"]\n");
+    let message = refused(dir.path(), &bad_key);
+    assert!(message.contains("gateway.toml:10: route.authorized_keys"), "{message}");
+
+    let no_pin = format!("{head}{}", good_route.replace(&format!("upstream_host_key = \"{host}\"\n"), ""));
+    let message = refused(dir.path(), &no_pin);
+    assert!(
+        message.contains("route.upstream_host_key") && message.contains("upstream_insecure_ignore_host_key"),
+        "{message}"
+    );
+
+    let missing_file = format!("{head}{}", good_route.replace("\"upstream_key\"", "\"nowhere\""));
+    let message = refused(dir.path(), &missing_file);
+    assert!(message.contains("gateway.toml:8: route.upstream_key") && message.contains("nowhere"), "{message}");
+
+    let bad_hash =
+        format!("{head}{}", good_route.replace("$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaA", "plaintext"));
+    let message = refused(dir.path(), &bad_hash);
+    assert!(
+        message.contains("gateway.toml:5: route.password_hash") && message.contains("kite hash-password"),
+        "{message}"
+    );
+}
+
+/// The gateway process, stopped when dropped.
+struct Gateway(std::process::Child);
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_gateway_routes_a_key_login_to_its_machine_and_keeps_its_host_key() {
+    let upstream_key = new_key();
+    let sshd = Sshd::start(upstream_key.public_key());
+    let dir = tempfile::tempdir().unwrap();
+    write_key(&dir.path().join("alice_upstream_ed25519"), &upstream_key);
+    let user = UserKey::new();
+    let port = free_port();
+    let config = format!(
+        "listen = \"127.0.0.1:{port}\"\nhost_key = \"gateway_host_ed25519_key\"\n\n[[route]]\nuser = \"alice\"\n\
+         authorized_keys = [\"{}\"]\nupstream = \"{}\"\nupstream_user = \"root\"\nupstream_key = \"alice_upstream_ed25519\"\n\
+         upstream_host_key = \"{}\"\n",
+        public_line(user.key.public_key()),
+        sshd.address(),
+        public_line(sshd.host_key.public_key())
+    );
+    let path = dir.path().join("gateway.toml");
+    std::fs::write(&path, config).unwrap();
+    let gateway = Gateway(
+        kite_with(&["gateway", "--config", path.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for_port(port);
+    let mut ssh = Command::new(require("ssh"));
+    ssh.args([
+        "-F",
+        "/dev/null",
+        "-o",
+        "StrictHostKeyChecking=no",
+        "-o",
+        "UserKnownHostsFile=/dev/null",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "IdentitiesOnly=yes",
+    ])
+    .arg("-i")
+    .arg(&user.path)
+    .args(["-p", &port.to_string(), "alice@127.0.0.1", "echo via-gateway"]);
+    let output = run_bounded(ssh, None, Duration::from_secs(60));
+    assert_eq!(text(&output.stdout), "via-gateway\n", "{}", text(&output.stderr));
+    drop(gateway);
+    let key_file = dir.path().join("gateway_host_ed25519_key");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&key_file).unwrap().permissions().mode() & 0o777,
+        0o600,
+        "the generated host key is private"
+    );
+}

@@ -1,0 +1,192 @@
+//! OpenSSH peers for tests: a real `sshd` on loopback with a generated
+//! configuration, keys in OpenSSH files, and bounded runs of the OpenSSH
+//! programs. Tests only talk to loopback, and every process they start is
+//! stopped when its handle is dropped.
+//!
+//! These are test fixtures: a failure here means the test's environment is
+//! broken, and the test must stop there, so they panic rather than return errors.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use russh::keys::ssh_key::LineEnding;
+use russh::keys::{Algorithm, PrivateKey, PublicKey};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Fails with a clear message when a tool the tests drive is missing.
+pub fn require(tool: &str) -> PathBuf {
+    for dir in ["/usr/sbin", "/usr/bin", "/sbin", "/bin", "/usr/local/bin"] {
+        let path = Path::new(dir).join(tool);
+        if path.exists() {
+            return path;
+        }
+    }
+    panic!(
+        "{tool} is missing: these tests drive the real OpenSSH programs; install openssh-client and openssh-server (scripts/test.sh does)"
+    );
+}
+
+/// A new ed25519 key.
+pub fn new_key() -> PrivateKey {
+    PrivateKey::random(&mut rand::rng(), Algorithm::Ed25519).unwrap()
+}
+
+/// Writes a private key as an OpenSSH file with mode 0600.
+pub fn write_key(path: &Path, key: &PrivateKey) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, key.to_openssh(LineEnding::LF).unwrap().as_bytes()).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
+/// The `authorized_keys` line of a public key.
+pub fn public_line(key: &PublicKey) -> String {
+    key.to_openssh().unwrap()
+}
+
+/// A free loopback port (released for the caller to bind).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Waits, up to ten seconds, until something listens on the loopback port.
+pub fn wait_for_port(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on 127.0.0.1:{port} after 10s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A real sshd on loopback, logging in as this user with one authorized key.
+pub struct Sshd {
+    /// Its loopback port.
+    pub port: u16,
+    /// Its host key, to pin.
+    pub host_key: PrivateKey,
+    /// Its configuration, keys and log.
+    pub dir: tempfile::TempDir,
+    child: Option<Child>,
+}
+
+impl Sshd {
+    /// Starts sshd that accepts `authorized` for any user (key login only).
+    pub fn start(authorized: &PublicKey) -> Self {
+        Self::start_with(authorized, new_key(), free_port())
+    }
+
+    /// Starts sshd with a given host key on a given port.
+    pub fn start_with(authorized: &PublicKey, host_key: PrivateKey, port: u16) -> Self {
+        let sshd = require("sshd");
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        write_key(&dir.path().join("host_key"), &host_key);
+        std::fs::write(dir.path().join("authorized_keys"), public_line(authorized) + "\n").unwrap();
+        let config = format!(
+            "ListenAddress 127.0.0.1:{port}\nHostKey {dir}/host_key\nAuthorizedKeysFile {dir}/authorized_keys\n\
+             PidFile {dir}/sshd.pid\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
+             PermitRootLogin prohibit-password\nUsePAM no\nStrictModes no\nAllowTcpForwarding yes\nAllowAgentForwarding yes\n\
+             GatewayPorts no\nAcceptEnv KITE_*\nSubsystem sftp internal-sftp\nLogLevel VERBOSE\nMaxStartups 100:30:200\nMaxSessions 100\n",
+            dir = dir.path().display()
+        );
+        std::fs::write(dir.path().join("sshd_config"), config).unwrap();
+        let log = std::fs::File::create(dir.path().join("sshd.log")).unwrap();
+        let child = Command::new(sshd)
+            .arg("-D")
+            .arg("-e")
+            .arg("-f")
+            .arg(dir.path().join("sshd_config"))
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        wait_for_port(port);
+        Self { port, host_key, dir, child: Some(child) }
+    }
+
+    /// `127.0.0.1:<port>`.
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// What sshd logged.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()
+    }
+
+    /// Stops sshd.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The user's side: a key file for `ssh -i` and its public key.
+pub struct UserKey {
+    /// The key.
+    pub key: PrivateKey,
+    /// Its file.
+    pub path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Default for UserKey {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl UserKey {
+    /// A new key in a new private file.
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let key = new_key();
+        let path = dir.path().join("id_ed25519");
+        write_key(&path, &key);
+        Self { key, path, _dir: dir }
+    }
+}
+
+/// Runs a command, feeding `stdin`, killing it after `limit`.
+pub fn run_bounded(mut command: Command, stdin: Option<Vec<u8>>, limit: Duration) -> Output {
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let input = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let mut input = input;
+        if let Some(bytes) = stdin {
+            let _ = input.write_all(&bytes);
+        }
+    });
+    let deadline = Instant::now() + limit;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "{command:?} did not finish within {limit:?}\nstdout: {}\nstderr: {}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = writer.join();
+    child.wait_with_output().unwrap()
+}
+
+/// Bytes as text, lossily.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
