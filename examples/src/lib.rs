@@ -7,3 +7,5 @@
 //!   it as YAML for `kubectl apply -f -`.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+//! - `port_router`: embeds kite-ssh with its own resolver (the login is a
+//!   port number), in under 100 lines.

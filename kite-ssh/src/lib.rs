@@ -10,7 +10,8 @@
 //! - [`backend::Backend`] is the small trait a route source implements.
 //! - [`Router`] runs on a `TcpListener` ([`Router::serve`]) or on any
 //!   accepted stream ([`Router::serve_stream`]).
-//! - [`StaticBackend`] is a table of routes.
+//! - [`StaticBackend`] is a table of routes; with the feature `kube`,
+//!   `kube::KubeBackend` routes from `KiteVirtualMachine` objects.
 //!
 //! See the book's chapter "Embedding kite-ssh".
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -20,6 +21,8 @@ mod error;
 mod forward;
 mod handler;
 pub mod host_key;
+#[cfg(feature = "kube")]
+pub mod kube;
 mod limiter;
 pub mod messages;
 mod options;

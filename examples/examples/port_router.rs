@@ -1,0 +1,62 @@
+//! Embeds kite-ssh with a resolver of its own: the login is a port number,
+//! and `ssh -p 2222 22022@127.0.0.1` reaches the sshd on 127.0.0.1:22022.
+//!
+//! ```text
+//! KITE_PASSWORD_HASH="$(printf 'secret\n' | kite hash-password)" \
+//!   cargo run -p kite-examples --example port_router -- upstream_key upstream_host_key.pub
+//! ```
+// ANCHOR: all
+use kite_ssh::backend::{Backend, HostKeyCheck, Readiness, Route, Upstream, UpstreamAuth};
+use kite_ssh::{Router, RouterOptions, password};
+use russh::keys::{PrivateKey, PublicKey};
+use std::sync::Arc;
+
+/// Routes the login `<port>` to `127.0.0.1:<port>`, for one shared password.
+struct PortRouter {
+    password_hash: String,
+    upstream_key: Arc<PrivateKey>,
+    upstream_host_key: PublicKey,
+}
+
+impl Backend for PortRouter {
+    async fn resolve(&self, login: &str) -> Option<Route> {
+        login.parse::<u16>().ok().map(|port| Route::new(port.to_string()))
+    }
+
+    async fn check_password(&self, _route: &Route, typed: &str) -> bool {
+        password::verify(typed, &self.password_hash)
+    }
+
+    async fn check_public_key(&self, _route: &Route, _key: &PublicKey) -> bool {
+        false
+    }
+
+    async fn upstream(&self, route: &Route) -> Readiness {
+        Readiness::Ready(Upstream {
+            address: format!("127.0.0.1:{}", route.id),
+            user: "root".into(),
+            auth: UpstreamAuth::Key(self.upstream_key.clone()),
+            host_key: HostKeyCheck::Pinned(self.upstream_host_key.clone()),
+        })
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let (Some(key), Some(host_key)) = (args.next(), args.next()) else {
+        return Err("usage: port_router <upstream private key> <upstream host public key>".into());
+    };
+    let backend = PortRouter {
+        password_hash: std::env::var("KITE_PASSWORD_HASH").map_err(|_| "set KITE_PASSWORD_HASH")?,
+        upstream_key: Arc::new(russh::keys::load_secret_key(key, None)?),
+        upstream_host_key: russh::keys::load_public_key(host_key)?,
+    };
+    let host_key = kite_ssh::host_key::load_or_generate("port_router_host_key".as_ref())?;
+    let router = Router::new(backend, host_key, RouterOptions::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:2222").await?;
+    println!("listening on 127.0.0.1:2222; try: ssh -p 2222 22@127.0.0.1");
+    router.serve(listener, async { tokio::signal::ctrl_c().await.unwrap_or(()) }).await?;
+    Ok(())
+}
+// ANCHOR_END: all
