@@ -1,10 +1,11 @@
 //! # kite-benches
 //!
-//! Benchmarks of the Kite crates. **No benchmark exists yet.**
+//! Benchmarks of the Kite crates, each a `harness = false` program:
 //!
-//! Planned: the SSH router's data path against direct sshd and an OpenSSH
-//! jump host, its memory per session, and the controller's time and API
-//! requests to converge 1,000 virtual machines. Their figures will go in
-//! the book, as measured.
-
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+//! - `ssh_data_path`: straight to sshd, through an OpenSSH jump host, and
+//!   through the kite-ssh router; bulk throughput, round trip, setup.
+//! - `ssh_load`: many concurrent sessions through the router; its memory per
+//!   session and the setup time.
+//!
+//! `cargo bench -p kite-benches --bench <name>` runs one in full; under
+//! `cargo test` each makes a small smoke pass. The figures are in the book.
