@@ -232,3 +232,29 @@ async fn a_hundred_sequential_sessions_leak_no_tasks_or_file_descriptors() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_over_the_cap_are_refused_and_a_silent_client_is_dropped() {
+    use tokio::io::AsyncReadExt;
+    let options =
+        kite_ssh::RouterOptions { max_connections: 1, handshake_timeout: Duration::from_millis(500), ..test_options() };
+    let router = RunningRouter::start(static_backend(vec![]), options).await;
+    // The first connection says nothing: it holds the only slot until the handshake timeout drops it.
+    let mut silent = tokio::net::TcpStream::connect(router.address()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut second = tokio::net::TcpStream::connect(router.address()).await.unwrap();
+    let mut buffer = [0u8; 64];
+    let read = tokio::time::timeout(Duration::from_secs(5), second.read(&mut buffer)).await.unwrap().unwrap_or(0);
+    assert_eq!(read, 0, "a connection over the cap is closed without an SSH banner");
+    let started = Instant::now();
+    let mut seen = Vec::new();
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(5), silent.read(&mut buffer)).await.unwrap().unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        seen.extend_from_slice(&buffer[..n]);
+    }
+    assert!(seen.starts_with(b"SSH-2.0-kite-ssh"), "{:?}", String::from_utf8_lossy(&seen));
+    assert!(started.elapsed() < Duration::from_secs(4), "the silent client was dropped after the handshake timeout");
+}
