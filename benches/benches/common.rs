@@ -2,7 +2,9 @@
 //! process (`kite gateway`), and figures.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use kite_testkit::openssh::{Sshd, free_port, new_key, public_line, require, wait_for_port, write_key};
+use kite_testkit::openssh::{
+    Sshd, free_port, new_key, public_line, require, ssh_client_options, wait_for_port, write_key,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -84,25 +86,10 @@ impl Drop for Gateway {
 /// `ssh` options for a benchmark: no config, no host key prompts, quiet.
 pub(crate) fn ssh_base(key: &Path, port: u16) -> Vec<String> {
     let _ = require("ssh");
-    [
-        "-F",
-        "/dev/null",
-        "-o",
-        "StrictHostKeyChecking=no",
-        "-o",
-        "UserKnownHostsFile=/dev/null",
-        "-o",
-        "BatchMode=yes",
-        "-o",
-        "IdentitiesOnly=yes",
-        "-o",
-        "LogLevel=ERROR",
-        "-i",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .chain([key.display().to_string(), "-p".into(), port.to_string()])
-    .collect()
+    let mut args = ssh_client_options();
+    args.extend(["-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes", "-i"].map(String::from));
+    args.extend([key.display().to_string(), "-p".into(), port.to_string()]);
+    args
 }
 
 /// The p-th percentile (0..=100) of sorted samples.

@@ -1,7 +1,8 @@
 //! `kite gateway --config` and `kite hash-password`, run as the binary.
 
 use kite_testkit::openssh::{
-    Sshd, UserKey, free_port, new_key, public_line, require, run_bounded, text, wait_for_port, write_key,
+    Sshd, UserKey, free_port, new_key, public_line, require, run_bounded, ssh_client_options, text, wait_for_port,
+    write_key,
 };
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -114,21 +115,11 @@ fn the_gateway_routes_a_key_login_to_its_machine_and_keeps_its_host_key() {
     );
     wait_for_port(port);
     let mut ssh = Command::new(require("ssh"));
-    ssh.args([
-        "-F",
-        "/dev/null",
-        "-o",
-        "StrictHostKeyChecking=no",
-        "-o",
-        "UserKnownHostsFile=/dev/null",
-        "-o",
-        "BatchMode=yes",
-        "-o",
-        "IdentitiesOnly=yes",
-    ])
-    .arg("-i")
-    .arg(&user.path)
-    .args(["-p", &port.to_string(), "alice@127.0.0.1", "echo via-gateway"]);
+    ssh.args(ssh_client_options())
+        .args(["-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes"])
+        .arg("-i")
+        .arg(&user.path)
+        .args(["-p", &port.to_string(), "alice@127.0.0.1", "echo via-gateway"]);
     let output = run_bounded(ssh, None, Duration::from_secs(60));
     assert_eq!(text(&output.stdout), "via-gateway\n", "{}", text(&output.stderr));
     drop(gateway);

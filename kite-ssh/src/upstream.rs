@@ -53,21 +53,11 @@ impl client::Handler for UpstreamClient {
         reply: russh::client::ChannelOpenHandle,
         _session: &mut Session,
     ) -> Result<(), Self::Error> {
-        let Some(user) = self.user.get().cloned() else {
-            reply.reject(ChannelOpenFailure::ConnectFailed).await;
-            return Ok(());
-        };
-        reply.accept().await;
         let (connected, originator) = (connected_address.to_string(), originator_address.to_string());
-        tokio::spawn(async move {
-            match user.channel_open_forwarded_tcpip(connected, connected_port, originator, originator_port).await {
-                Ok(user_channel) => forward::pipe(user_channel, channel).await,
-                Err(error) => {
-                    tracing::debug!(%error, "the user refused a forwarded-tcpip channel");
-                    let _ = channel.close().await;
-                }
-            }
-        });
+        self.hand_to_user(channel, reply, "forwarded-tcpip", move |user| async move {
+            user.channel_open_forwarded_tcpip(connected, connected_port, originator, originator_port).await
+        })
+        .await;
         Ok(())
     }
 
@@ -77,21 +67,38 @@ impl client::Handler for UpstreamClient {
         reply: russh::client::ChannelOpenHandle,
         _session: &mut Session,
     ) -> Result<(), Self::Error> {
+        self.hand_to_user(channel, reply, "agent", |user| async move { user.channel_open_agent().await }).await;
+        Ok(())
+    }
+}
+
+impl UpstreamClient {
+    /// Accepts a channel the upstream opens and pipes it to a channel opened
+    /// toward the user by `open`; without a user connection, refuses it.
+    async fn hand_to_user<F, Fut>(
+        &self,
+        channel: Channel<client::Msg>,
+        reply: client::ChannelOpenHandle,
+        what: &'static str,
+        open: F,
+    ) where
+        F: FnOnce(server::Handle) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Result<Channel<server::Msg>, russh::Error>> + Send,
+    {
         let Some(user) = self.user.get().cloned() else {
             reply.reject(ChannelOpenFailure::ConnectFailed).await;
-            return Ok(());
+            return;
         };
         reply.accept().await;
         tokio::spawn(async move {
-            match user.channel_open_agent().await {
+            match open(user).await {
                 Ok(user_channel) => forward::pipe(user_channel, channel).await,
                 Err(error) => {
-                    tracing::debug!(%error, "the user refused an agent channel");
+                    tracing::debug!(%error, channel = what, "the user refused a channel the upstream opened");
                     let _ = channel.close().await;
                 }
             }
         });
-        Ok(())
     }
 }
 

@@ -6,22 +6,6 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-struct Setup {
-    _sshd: Sshd,
-    router: RunningRouter,
-    user: UserKey,
-}
-
-async fn setup() -> Setup {
-    let upstream_key = new_key();
-    let sshd = Sshd::start(upstream_key.public_key());
-    let user = UserKey::new();
-    let mut alice = route("alice", &sshd, &upstream_key);
-    alice.authorized_keys = vec![user.key.public_key().clone()];
-    let router = RunningRouter::start(static_backend(vec![alice]), test_options()).await;
-    Setup { _sshd: sshd, router, user }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sftp_puts_and_gets_a_file() {
     let s = setup().await;
@@ -99,12 +83,13 @@ impl Drop for Background {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn local_forwarding_reaches_a_service_behind_the_machine() {
+/// Runs `ssh -N <flag> <port>:127.0.0.1:<echo>` and echoes through `<port>`.
+async fn echo_through_a_forward(flag: &str) -> String {
     let s = setup().await;
     let echo = echo_server().await;
-    let local = free_port();
-    let ssh = Ssh::to(&s.router, "alice").key(&s.user).arg("-N").arg("-L").arg(&format!("{local}:127.0.0.1:{echo}"));
+    let port = free_port();
+    let spec = format!("{port}:127.0.0.1:{echo}");
+    let ssh = Ssh::to(&s.router, "alice").key(&s.user).arg("-N").arg(flag).arg(&spec);
     let mut command = ssh.command("ssh");
     command
         .arg("127.0.0.1")
@@ -112,24 +97,18 @@ async fn local_forwarding_reaches_a_service_behind_the_machine() {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     let _forward = Background(command.spawn().unwrap());
-    assert_eq!(echo_through(local).await, "ping through kite");
+    echo_through(port).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_forwarding_reaches_a_service_behind_the_machine() {
+    assert_eq!(echo_through_a_forward("-L").await, "ping through kite");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remote_forwarding_brings_a_port_on_the_machine_back_to_the_user() {
-    let s = setup().await;
-    let echo = echo_server().await;
-    let remote = free_port();
-    let ssh = Ssh::to(&s.router, "alice").key(&s.user).arg("-N").arg("-R").arg(&format!("{remote}:127.0.0.1:{echo}"));
-    let mut command = ssh.command("ssh");
-    command
-        .arg("127.0.0.1")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let _forward = Background(command.spawn().unwrap());
     // sshd binds the remote port on the machine, here the same host.
-    assert_eq!(echo_through(remote).await, "ping through kite");
+    assert_eq!(echo_through_a_forward("-R").await, "ping through kite");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

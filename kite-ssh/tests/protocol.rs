@@ -20,22 +20,6 @@ impl client::Handler for AnyHostKey {
     }
 }
 
-struct Setup {
-    _sshd: Sshd,
-    router: RunningRouter,
-    user: UserKey,
-}
-
-async fn setup() -> Setup {
-    let upstream_key = new_key();
-    let sshd = Sshd::start(upstream_key.public_key());
-    let user = UserKey::new();
-    let mut alice = route("alice", &sshd, &upstream_key);
-    alice.authorized_keys = vec![user.key.public_key().clone()];
-    let router = RunningRouter::start(static_backend(vec![alice]), test_options()).await;
-    Setup { _sshd: sshd, router, user }
-}
-
 async fn connect(s: &Setup) -> client::Handle<AnyHostKey> {
     let config = Arc::new(client::Config::default());
     let mut handle = client::connect(config, s.router.address(), AnyHostKey).await.unwrap();
@@ -86,8 +70,8 @@ async fn a_signal_request_reaches_the_machine() {
     // sshd refuses to signal a root session (it needs privilege separation for
     // that), and says so in its log: proof that the request went through.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !s._sshd.log().contains("session_signal_req") {
-        assert!(std::time::Instant::now() < deadline, "the signal request never reached sshd:\n{}", s._sshd.log());
+    while !s.sshd.log().contains("session_signal_req") {
+        assert!(std::time::Instant::now() < deadline, "the signal request never reached sshd:\n{}", s.sshd.log());
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

@@ -203,20 +203,16 @@ fn open_fds() -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_sequential_sessions_leak_no_tasks_or_file_descriptors() {
-    let upstream_key = new_key();
-    let sshd = Sshd::start(upstream_key.public_key());
-    let user = UserKey::new();
-    let mut alice = route("alice", &sshd, &upstream_key);
-    alice.authorized_keys = vec![user.key.public_key().clone()];
-    let router = RunningRouter::start(static_backend(vec![alice]), test_options()).await;
+    let s = setup().await;
+    let (router, user) = (&s.router, &s.user);
     let run_once = |ssh: Ssh| async move { tokio::task::spawn_blocking(move || ssh.run(&["true"])).await.unwrap() };
     // Warm up, so lazily created runtime resources are counted as the baseline.
-    assert!(run_once(Ssh::to(&router, "alice").key(&user)).await.status.success());
+    assert!(run_once(Ssh::to(router, "alice").key(user)).await.status.success());
     tokio::time::sleep(Duration::from_millis(300)).await;
     let metrics = tokio::runtime::Handle::current().metrics();
     let (tasks_before, fds_before) = (metrics.num_alive_tasks(), open_fds());
     for i in 0..100 {
-        let output = run_once(Ssh::to(&router, "alice").key(&user)).await;
+        let output = run_once(Ssh::to(router, "alice").key(user)).await;
         assert!(output.status.success(), "session {i}: {}", text(&output.stderr));
     }
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -6,22 +6,6 @@ mod common;
 
 use common::*;
 
-struct Setup {
-    _sshd: Sshd,
-    router: RunningRouter,
-    user: UserKey,
-}
-
-async fn setup() -> Setup {
-    let upstream_key = new_key();
-    let sshd = Sshd::start(upstream_key.public_key());
-    let user = UserKey::new();
-    let mut alice = route("alice", &sshd, &upstream_key);
-    alice.authorized_keys = vec![user.key.public_key().clone()];
-    let router = RunningRouter::start(static_backend(vec![alice]), test_options()).await;
-    Setup { _sshd: sshd, router, user }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_keeps_stdout_stderr_and_the_exit_status_apart() {
     let s = setup().await;

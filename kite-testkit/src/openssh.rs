@@ -190,3 +190,12 @@ pub fn run_bounded(mut command: Command, stdin: Option<Vec<u8>>, limit: Duration
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// The OpenSSH client options every test and benchmark uses: no user
+/// configuration, no host-key prompts or records, quiet.
+pub fn ssh_client_options() -> Vec<String> {
+    ["-F", "/dev/null", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}

@@ -77,6 +77,36 @@ struct State {
     synced: tokio::sync::watch::Sender<(bool, bool)>,
 }
 
+/// Watches `api` for as long as the task lives, applying each event to
+/// `state`, and marks `synced` when the first list is done.
+fn follow<K>(
+    api: Api<K>,
+    state: Arc<State>,
+    apply: fn(&State, watcher::Event<K>),
+    synced: fn(&mut (bool, bool)),
+) -> tokio::task::JoinHandle<()>
+where
+    K: ::kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+    K::DynamicType: Default,
+{
+    let kind = K::kind(&K::DynamicType::default()).into_owned();
+    tokio::spawn(async move {
+        let mut events = watcher(api, watcher::Config::default()).default_backoff().boxed();
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(event) => {
+                    let done = matches!(event, watcher::Event::InitDone);
+                    apply(&state, event);
+                    if done {
+                        state.synced.send_modify(synced);
+                    }
+                }
+                Err(error) => tracing::warn!(%kind, %error, "watching failed; retrying"),
+            }
+        }
+    })
+}
+
 /// Routes from `KiteVirtualMachine` objects; see the module documentation.
 pub struct KubeBackend {
     client: Client,
@@ -99,40 +129,18 @@ impl KubeBackend {
     pub fn start(client: Client, resolver: impl AddressResolver) -> Self {
         let (synced, _) = tokio::sync::watch::channel((false, false));
         let state = Arc::new(State { vms: RwLock::default(), keys: RwLock::default(), synced });
-        let vm_state = state.clone();
-        let vms = watcher(Api::<KiteVirtualMachine>::all(client.clone()), watcher::Config::default()).default_backoff();
-        let vm_task = tokio::spawn(async move {
-            let mut vms = vms.boxed();
-            while let Some(event) = vms.next().await {
-                match event {
-                    Ok(event) => {
-                        let done = matches!(event, watcher::Event::InitDone);
-                        vm_state.vms.write().unwrap_or_else(|p| p.into_inner()).apply(event);
-                        if done {
-                            vm_state.synced.send_modify(|s| s.0 = true);
-                        }
-                    }
-                    Err(error) => tracing::warn!(%error, "watching KiteVirtualMachines failed; retrying"),
-                }
-            }
-        });
-        let key_state = state.clone();
-        let users = watcher(Api::<KiteUser>::all(client.clone()), watcher::Config::default()).default_backoff();
-        let user_task = tokio::spawn(async move {
-            let mut users = users.boxed();
-            while let Some(event) = users.next().await {
-                match event {
-                    Ok(event) => {
-                        let done = matches!(event, watcher::Event::InitDone);
-                        key_state.keys.write().unwrap_or_else(|p| p.into_inner()).apply(event);
-                        if done {
-                            key_state.synced.send_modify(|s| s.1 = true);
-                        }
-                    }
-                    Err(error) => tracing::warn!(%error, "watching KiteUsers failed; retrying"),
-                }
-            }
-        });
+        let vm_task = follow(
+            Api::<KiteVirtualMachine>::all(client.clone()),
+            state.clone(),
+            |state, event| state.vms.write().unwrap_or_else(|p| p.into_inner()).apply(event),
+            |synced| synced.0 = true,
+        );
+        let user_task = follow(
+            Api::<KiteUser>::all(client.clone()),
+            state.clone(),
+            |state, event| state.keys.write().unwrap_or_else(|p| p.into_inner()).apply(event),
+            |synced| synced.1 = true,
+        );
         Self { client, state, resolver: Arc::new(resolver), upstream_user: None, tasks: vec![vm_task, user_task] }
     }
 

@@ -103,23 +103,15 @@ pub struct Ssh {
 
 impl Ssh {
     pub fn to(router: &RunningRouter, login: &str) -> Self {
-        let args = [
-            "-F",
-            "/dev/null",
-            "-o",
-            "StrictHostKeyChecking=no",
-            "-o",
-            "UserKnownHostsFile=/dev/null",
-            "-o",
-            "LogLevel=ERROR",
-            "-o",
-            "ConnectTimeout=10",
-            "-p",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([router.port.to_string(), "-l".into(), login.into()])
-        .collect();
+        let mut args = ssh_client_options();
+        args.extend([
+            "-o".into(),
+            "ConnectTimeout=10".into(),
+            "-p".into(),
+            router.port.to_string(),
+            "-l".into(),
+            login.into(),
+        ]);
         Self { args, env: vec![], stdin: None }
     }
 
@@ -333,4 +325,22 @@ pub async fn password_server(user: &'static str, password: &'static str) -> (u16
         }
     });
     (port, public)
+}
+
+/// The usual arrangement: an sshd, and a router with one route `alice` to
+/// it that takes the password `secret` or the key of `user`.
+pub struct Setup {
+    pub sshd: Sshd,
+    pub router: RunningRouter,
+    pub user: UserKey,
+}
+
+pub async fn setup() -> Setup {
+    let upstream_key = new_key();
+    let sshd = Sshd::start(upstream_key.public_key());
+    let user = UserKey::new();
+    let mut alice = route("alice", &sshd, &upstream_key);
+    alice.authorized_keys = vec![user.key.public_key().clone()];
+    let router = RunningRouter::start(static_backend(vec![alice]), test_options()).await;
+    Setup { sshd, router, user }
 }
