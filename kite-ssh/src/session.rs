@@ -92,8 +92,10 @@ pub(crate) async fn bridge<B: Backend>(
     to_user(&mut up_read, &user_write, &handle, id).await;
     let _ = user_write.close().await;
     // The user's close comes back and ends the other direction; do not wait forever for it.
+    let abort = to_upstream.abort_handle();
     if tokio::time::timeout(std::time::Duration::from_secs(5), to_upstream).await.is_err() {
         tracing::debug!("the user did not answer the channel close in time");
+        abort.abort();
     }
 }
 
