@@ -38,13 +38,18 @@
 //! assert_eq!(kite_core::names::ssh_key_secret(&vm), Some("web-ssh-key".to_string()));
 //! ```
 //!
-//! The reconcilers that act on these types are built in later steps; the
-//! book's chapter on `kite-core` says what exists today.
+//! [`desired`] computes a machine's children as pure functions; the
+//! reconcilers that apply them are built in a later step. The book's chapter
+//! on `kite-core` says what exists today.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod api;
+pub mod desired;
+mod error;
 pub mod labels;
 pub mod names;
 pub mod ssh_id;
 pub mod ssh_secret;
+
+pub use error::Error;

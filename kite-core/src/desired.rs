@@ -1,0 +1,137 @@
+//! The children of a `KiteVirtualMachine`, as pure functions: the object in,
+//! the desired objects out, tested without any API server. The VM
+//! reconciler applies them with server-side apply.
+//!
+//! KubeVirt and CDI objects are plain JSON (`serde_json::Value`); tests check
+//! each against the strict upstream schemas.
+
+use crate::api::{KitePlatformSpec, KiteVirtualMachine, PowerState};
+use crate::{Error, labels, names};
+use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kube::Resource;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// The label on the VM's pod template that the SSH Service and the
+/// NetworkPolicies select: the `KiteVirtualMachine`'s name.
+pub const VM_POD_LABEL: &str = "hy3ons.github.io/kite-vm";
+
+/// What every child needs of its `KiteVirtualMachine`.
+struct Parent<'a> {
+    name: &'a str,
+    namespace: &'a str,
+    owner: OwnerReference,
+}
+
+fn parent(vm: &KiteVirtualMachine) -> Result<Parent<'_>, Error> {
+    let incomplete = |field| Error::Incomplete { kind: "KiteVirtualMachine", field };
+    let name = vm.metadata.name.as_deref().ok_or(incomplete("name"))?;
+    let namespace = vm.metadata.namespace.as_deref().ok_or(incomplete("namespace"))?;
+    let owner = vm.controller_owner_ref(&()).ok_or(incomplete("uid"))?;
+    Ok(Parent { name, namespace, owner })
+}
+
+fn meta(parent: &Parent<'_>, name: String) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name),
+        namespace: Some(parent.namespace.to_string()),
+        labels: Some(labels::vm_child_labels(parent.name, parent.namespace)),
+        owner_references: Some(vec![parent.owner.clone()]),
+        ..ObjectMeta::default()
+    }
+}
+
+fn meta_json(parent: &Parent<'_>, name: String) -> Value {
+    // ObjectMeta serializes with only the fields set.
+    serde_json::to_value(meta(parent, name)).unwrap_or(Value::Null)
+}
+
+/// `<vm>-disk`: a CDI DataVolume cloned from the golden image's PVC in the
+/// platform's golden-image namespace, on the platform's StorageClass.
+pub fn data_volume(vm: &KiteVirtualMachine, platform: &KitePlatformSpec) -> Result<Value, Error> {
+    let parent = parent(vm)?;
+    let name = names::data_volume(vm).ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "name" })?;
+    Ok(json!({
+        "apiVersion": "cdi.kubevirt.io/v1beta1",
+        "kind": "DataVolume",
+        "metadata": meta_json(&parent, name),
+        "spec": {
+            "source": {"pvc": {"name": vm.spec.image, "namespace": platform.golden_image_namespace}},
+            "storage": {
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": platform.vm_storage_class_name,
+                "resources": {"requests": {"storage": vm.spec.disk.0}}
+            }
+        }
+    }))
+}
+
+/// `<vm>`: the KubeVirt VirtualMachine, `runStrategy` from `powerState`
+/// (never the deprecated `running`), its root disk from the DataVolume,
+/// cloud-init from its Secret, and an explicit masquerade pod interface.
+pub fn virtual_machine(vm: &KiteVirtualMachine) -> Result<Value, Error> {
+    let parent = parent(vm)?;
+    let incomplete = Error::Incomplete { kind: "KiteVirtualMachine", field: "name" };
+    let disk = names::data_volume(vm).ok_or(incomplete.clone())?;
+    let cloud_init = names::cloud_init_secret(vm).ok_or(incomplete)?;
+    let run_strategy = match vm.spec.power_state {
+        PowerState::On => "Always",
+        PowerState::Off => "Halted",
+    };
+    let mut template_labels = labels::vm_child_labels(parent.name, parent.namespace);
+    template_labels.insert(VM_POD_LABEL.to_string(), parent.name.to_string());
+    Ok(json!({
+        "apiVersion": "kubevirt.io/v1",
+        "kind": "VirtualMachine",
+        "metadata": meta_json(&parent, parent.name.to_string()),
+        "spec": {
+            "runStrategy": run_strategy,
+            "template": {
+                "metadata": {"labels": template_labels},
+                "spec": {
+                    "domain": {
+                        "cpu": {"cores": vm.spec.cpu},
+                        "resources": {"requests": {"memory": vm.spec.memory.0}},
+                        "devices": {
+                            "disks": [
+                                {"name": "rootdisk", "disk": {"bus": "virtio"}},
+                                {"name": "cloudinitdisk", "disk": {"bus": "virtio"}}
+                            ],
+                            "interfaces": [{"name": "default", "masquerade": {}}]
+                        }
+                    },
+                    "networks": [{"name": "default", "pod": {}}],
+                    "volumes": [
+                        {"name": "rootdisk", "dataVolume": {"name": disk}},
+                        {"name": "cloudinitdisk", "cloudInitNoCloud": {"secretRef": {"name": cloud_init}}}
+                    ]
+                }
+            }
+        }
+    }))
+}
+
+/// `vps-access-<vm>`: a ClusterIP Service on port 22 to the VM's pod, which
+/// the SSH gateway connects to. No NodePort per VM.
+pub fn ssh_service(vm: &KiteVirtualMachine) -> Result<Service, Error> {
+    let parent = parent(vm)?;
+    let name = names::ssh_service(vm).ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "name" })?;
+    Ok(Service {
+        metadata: meta(&parent, name),
+        spec: Some(ServiceSpec {
+            type_: Some("ClusterIP".into()),
+            selector: Some(BTreeMap::from([(VM_POD_LABEL.to_string(), parent.name.to_string())])),
+            ports: Some(vec![ServicePort {
+                name: Some("ssh".into()),
+                port: 22,
+                target_port: Some(IntOrString::Int(22)),
+                protocol: Some("TCP".into()),
+                ..ServicePort::default()
+            }]),
+            ..ServiceSpec::default()
+        }),
+        ..Service::default()
+    })
+}
