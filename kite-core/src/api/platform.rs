@@ -47,12 +47,12 @@ pub struct KitePlatformSpec {
     #[serde(default = "default_vm_storage_class_name")]
     #[schemars(
         length(min = 1, max = 253),
-        regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+        regex(pattern = super::schema::DNS_SUBDOMAIN_PATTERN)
     )]
     pub vm_storage_class_name: String,
     /// The namespace golden images are imported into and cloned from.
     #[serde(default = "default_golden_image_namespace")]
-    #[schemars(length(min = 1, max = 63), regex(pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"))]
+    #[schemars(length(min = 1, max = 63), regex(pattern = super::schema::DNS_LABEL_PATTERN))]
     pub golden_image_namespace: String,
     /// Whether and how the SSH gateway is exposed outside the cluster.
     #[serde(default)]

@@ -43,7 +43,7 @@ pub struct KiteUserSpec {
     #[schemars(length(min = 1, max = 512))]
     pub password: String,
     /// The namespace the user's machines live in. Set once; it cannot change afterwards.
-    #[schemars(length(min = 1, max = 63), regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"))]
+    #[schemars(length(min = 1, max = 63), regex(pattern = super::schema::DNS_LABEL_PATTERN))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("namespace cannot be changed once set"))]
     pub namespace: String,
     /// A picture for the user; kept for compatibility, the platform writes `""`.

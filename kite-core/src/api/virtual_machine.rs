@@ -54,7 +54,7 @@ pub struct KiteVirtualMachineSpec {
     #[schemars(schema_with = "super::schema::optional_dns_label")]
     pub domain_prefix: Option<String>,
     /// The SSH login name that routes to this machine (`ssh <sshId>@<host>`). Cannot change.
-    #[schemars(length(min = 1, max = 32), regex(pattern = "^[a-z_][a-z0-9_-]{0,31}$"))]
+    #[schemars(length(min = 1, max = 32), regex(pattern = crate::ssh_id::SSH_ID_PATTERN))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("sshId cannot be changed; create a new virtual machine instead"))]
     pub ssh_id: String,
     /// The hash (argon2id, or bcrypt from the existing platform) of the password the gateway accepts.
