@@ -113,11 +113,3 @@ pub(crate) fn bench_sshd() -> (Sshd, russh::keys::PrivateKey, PathBuf, tempfile:
 pub(crate) fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
-
-pub(crate) fn wait_port(port: u16) {
-    wait_for_port(port)
-}
-
-pub(crate) fn port() -> u16 {
-    free_port()
-}

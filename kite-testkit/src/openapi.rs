@@ -38,16 +38,21 @@ fn hash_of(types: &[&ResourceType]) -> String {
     format!("{:016X}", hasher.finish())
 }
 
+/// The types served in one group version.
+fn served_in<'a>(registry: &'a Registry, group: &str, version: &str) -> Vec<&'a ResourceType> {
+    registry
+        .all()
+        .iter()
+        .map(|t| t.as_ref())
+        .filter(|t| t.group == group && t.versions.iter().any(|v| v == version))
+        .collect()
+}
+
 /// `/openapi/v3`: the index of group-version documents.
 pub fn v3_root(registry: &Registry) -> Value {
     let mut paths = Map::new();
     for (group, version) in group_versions(registry) {
-        let types: Vec<&ResourceType> = registry
-            .all()
-            .iter()
-            .map(|t| t.as_ref())
-            .filter(|t| t.group == group && t.versions.contains(&version))
-            .collect();
+        let types = served_in(registry, &group, &version);
         let path = gv_path(&group, &version);
         paths
             .insert(path.clone(), json!({"serverRelativeURL": format!("/openapi/v3/{path}?hash={}", hash_of(&types))}));
@@ -62,12 +67,7 @@ pub fn v3_group_version(registry: &Registry, path: &str) -> Option<Value> {
         ["apis", group, version] => (group.to_string(), version.to_string()),
         _ => return None,
     };
-    let types: Vec<&ResourceType> = registry
-        .all()
-        .iter()
-        .map(|t| t.as_ref())
-        .filter(|t| t.group == group && t.versions.contains(&version))
-        .collect();
+    let types = served_in(registry, &group, &version);
     if types.is_empty() {
         return None;
     }

@@ -205,9 +205,6 @@ fn prune_node(schema: &Value, value: &mut Value, path: &str, removed: &mut Vec<S
 }
 
 fn prune_object(schema: &Value, map: &mut Map<String, Value>, path: &str, removed: &mut Vec<String>) {
-    if schema.get("x-kubernetes-embedded-resource") == Some(&Value::Bool(true)) {
-        // apiVersion, kind and metadata of an embedded object are always kept.
-    }
     if let Some(additional) = schema.get("additionalProperties").filter(|a| a.is_object()) {
         for (name, child) in map.iter_mut() {
             prune_node(additional, child, &format!("{path}.{name}"), removed);

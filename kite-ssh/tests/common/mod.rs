@@ -9,7 +9,7 @@ use russh::keys::{PrivateKey, PublicKey};
 use std::net::SocketAddr;
 use std::process::{Command, Output};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A route for `user` to `sshd`, as root there, with the upstream key pinned.
 pub fn route(user: &str, sshd: &Sshd, upstream_key: &PrivateKey) -> StaticRoute {
@@ -99,6 +99,7 @@ pub struct Ssh {
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
     pub stdin: Option<Vec<u8>>,
+    askpass: Option<tempfile::TempDir>,
 }
 
 impl Ssh {
@@ -112,7 +113,7 @@ impl Ssh {
             "-l".into(),
             login.into(),
         ]);
-        Self { args, env: vec![], stdin: None }
+        Self { args, env: vec![], stdin: None, askpass: None }
     }
 
     pub fn key(mut self, key: &UserKey) -> Self {
@@ -128,15 +129,16 @@ impl Ssh {
 
     /// Password login through SSH_ASKPASS (no terminal needed).
     pub fn password(mut self, password: &str, method: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("kite-askpass-{}", uuid_like()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let script = dir.join("askpass.sh");
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("askpass.sh");
         std::fs::write(&script, format!("#!/bin/sh\nprintf '%s\\n' '{password}'\n")).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o700)).unwrap();
         self.env.push(("SSH_ASKPASS".into(), script.display().to_string()));
         self.env.push(("SSH_ASKPASS_REQUIRE".into(), "force".into()));
         self.env.push(("DISPLAY".into(), ":0".into()));
+        // Removed when the Ssh is dropped, after its runs.
+        self.askpass = Some(dir);
         self.args.extend([
             "-o".into(),
             format!("PreferredAuthentications={method}"),
@@ -193,10 +195,6 @@ impl Ssh {
         command.arg("127.0.0.1").args(remote);
         run_bounded(command, self.stdin.clone(), Duration::from_secs(60))
     }
-}
-
-fn uuid_like() -> String {
-    format!("{}-{}", std::process::id(), Instant::now().elapsed().as_nanos() ^ rand::random::<u64>() as u128)
 }
 
 /// A TCP echo server on loopback, for port-forwarding tests.
