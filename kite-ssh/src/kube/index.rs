@@ -30,8 +30,45 @@ struct Vms {
     by_ssh_id: HashMap<String, BTreeSet<Key>>,
 }
 
+/// A table kept from one kind's watch events.
+trait Table<K>: Default {
+    fn insert(&mut self, object: K);
+    fn remove(&mut self, object: &K);
+}
+
+/// A table, and the one being filled while the watcher relists: the old
+/// one serves until the relist is done, then the new one replaces it whole.
+#[derive(Default)]
+struct Relisted<T> {
+    current: T,
+    relisting: Option<T>,
+}
+
+impl<T> Relisted<T> {
+    fn apply<K>(&mut self, event: Event<K>)
+    where
+        T: Table<K>,
+    {
+        match event {
+            Event::Apply(object) => self.current.insert(object),
+            Event::Delete(object) => self.current.remove(&object),
+            Event::Init => self.relisting = Some(T::default()),
+            Event::InitApply(object) => self.relisting.get_or_insert_with(T::default).insert(object),
+            Event::InitDone => {
+                if let Some(fresh) = self.relisting.take() {
+                    self.current = fresh;
+                }
+            }
+        }
+    }
+}
+
+fn key_of(vm: &KiteVirtualMachine) -> Key {
+    (vm.namespace().unwrap_or_default(), vm.name_any())
+}
+
 impl Vms {
-    fn remove(&mut self, key: &Key) {
+    fn remove_key(&mut self, key: &Key) {
         if let Some(old) = self.by_key.remove(key)
             && let Some(keys) = self.by_ssh_id.get_mut(&old.spec.ssh_id)
         {
@@ -41,10 +78,16 @@ impl Vms {
             }
         }
     }
+}
+
+impl Table<KiteVirtualMachine> for Vms {
+    fn remove(&mut self, vm: &KiteVirtualMachine) {
+        self.remove_key(&key_of(vm));
+    }
 
     fn insert(&mut self, vm: KiteVirtualMachine) {
-        let key = (vm.namespace().unwrap_or_default(), vm.name_any());
-        self.remove(&key);
+        let key = key_of(&vm);
+        self.remove_key(&key);
         // A machine being deleted, by intent or for real, is no route.
         if vm.spec.delete || vm.metadata.deletion_timestamp.is_some() {
             return;
@@ -56,35 +99,23 @@ impl Vms {
 
 /// The machines, by `sshId`.
 #[derive(Default)]
-pub(crate) struct VmIndex {
-    current: Vms,
-    relisting: Option<Vms>,
-}
+pub(crate) struct VmIndex(Relisted<Vms>);
 
 impl VmIndex {
     /// Applies one watcher event.
     pub(crate) fn apply(&mut self, event: Event<KiteVirtualMachine>) {
-        match event {
-            Event::Apply(vm) => self.current.insert(vm),
-            Event::Delete(vm) => self.current.remove(&(vm.namespace().unwrap_or_default(), vm.name_any())),
-            Event::Init => self.relisting = Some(Vms::default()),
-            Event::InitApply(vm) => self.relisting.get_or_insert_with(Vms::default).insert(vm),
-            Event::InitDone => {
-                if let Some(fresh) = self.relisting.take() {
-                    self.current = fresh;
-                }
-            }
-        }
+        self.0.apply(event);
     }
 
     /// The machine of an `sshId`.
     pub(crate) fn lookup(&self, ssh_id: &str) -> Lookup {
-        match self.current.by_ssh_id.get(ssh_id) {
+        let vms = &self.0.current;
+        match vms.by_ssh_id.get(ssh_id) {
             None => Lookup::None,
             Some(keys) if keys.len() == 1 => keys
                 .iter()
                 .next()
-                .and_then(|k| self.current.by_key.get(k))
+                .and_then(|k| vms.by_key.get(k))
                 .map(|vm| Lookup::One(vm.clone()))
                 .unwrap_or(Lookup::None),
             Some(keys) => Lookup::Duplicate(keys.iter().cloned().collect()),
@@ -93,16 +124,17 @@ impl VmIndex {
 
     /// The machine at `namespace/name`, if it is routed.
     pub(crate) fn get(&self, key: &Key) -> Option<Arc<KiteVirtualMachine>> {
-        self.current.by_key.get(key).cloned()
+        self.0.current.by_key.get(key).cloned()
     }
 }
 
 /// The public keys of the users, by their namespace.
 #[derive(Default)]
-pub(crate) struct KeyIndex {
-    current: HashMap<String, HashMap<String, Vec<PublicKey>>>,
-    relisting: Option<HashMap<String, HashMap<String, Vec<PublicKey>>>>,
-}
+pub(crate) struct KeyIndex(Relisted<Users>);
+
+/// User name → keys, by namespace.
+#[derive(Default)]
+struct Users(HashMap<String, HashMap<String, Vec<PublicKey>>>);
 
 fn keys_of(user: &KiteUser) -> Vec<PublicKey> {
     user.spec
@@ -118,37 +150,32 @@ fn keys_of(user: &KiteUser) -> Vec<PublicKey> {
         .collect()
 }
 
-fn insert_user(map: &mut HashMap<String, HashMap<String, Vec<PublicKey>>>, user: &KiteUser) {
-    remove_user(map, &user.name_any());
-    map.entry(user.spec.namespace.clone()).or_default().insert(user.name_any(), keys_of(user));
-}
+impl Table<KiteUser> for Users {
+    fn insert(&mut self, user: KiteUser) {
+        self.remove(&user);
+        self.0.entry(user.spec.namespace.clone()).or_default().insert(user.name_any(), keys_of(&user));
+    }
 
-fn remove_user(map: &mut HashMap<String, HashMap<String, Vec<PublicKey>>>, name: &str) {
-    map.retain(|_, users| {
-        users.remove(name);
-        !users.is_empty()
-    });
+    fn remove(&mut self, user: &KiteUser) {
+        let name = user.name_any();
+        self.0.retain(|_, users| {
+            users.remove(&name);
+            !users.is_empty()
+        });
+    }
 }
 
 impl KeyIndex {
     /// Applies one watcher event.
     pub(crate) fn apply(&mut self, event: Event<KiteUser>) {
-        match event {
-            Event::Apply(user) => insert_user(&mut self.current, &user),
-            Event::Delete(user) => remove_user(&mut self.current, &user.name_any()),
-            Event::Init => self.relisting = Some(HashMap::new()),
-            Event::InitApply(user) => insert_user(self.relisting.get_or_insert_with(HashMap::new), &user),
-            Event::InitDone => {
-                if let Some(fresh) = self.relisting.take() {
-                    self.current = fresh;
-                }
-            }
-        }
+        self.0.apply(event);
     }
 
     /// Whether `key` belongs to a user whose namespace is `namespace`.
     pub(crate) fn allows(&self, namespace: &str, key: &PublicKey) -> bool {
-        self.current
+        self.0
+            .current
+            .0
             .get(namespace)
             .is_some_and(|users| users.values().flatten().any(|k| k.key_data() == key.key_data()))
     }
