@@ -14,6 +14,11 @@ pub(crate) fn full_run() -> bool {
     std::env::args().any(|a| a == "--bench")
 }
 
+/// A free loopback address.
+pub(crate) fn free_port_addr() -> std::net::SocketAddr {
+    std::net::SocketAddr::from(([127, 0, 0, 1], free_port()))
+}
+
 /// The `kite` binary, built by `cargo build -p kite-bin` (release when benchmarking).
 pub(crate) fn kite_binary() -> PathBuf {
     let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target");

@@ -1,10 +1,11 @@
 //! `kite`: the one binary of the Kite platform.
 //!
-//! Each component is a subcommand: `kite crds`, `kite gateway` and
-//! `kite hash-password` today; the controller, API and demo come in later
-//! steps (see the book).
+//! Each component is a subcommand: `kite crds`, `kite controller`,
+//! `kite gateway` and `kite hash-password` today; the API and the demo come
+//! in a later step (see the book).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod controller;
 mod crds;
 mod gateway;
 mod hash_password;
@@ -27,6 +28,8 @@ enum Command {
     ///
     /// Apply them with `kite crds | kubectl apply -f -`.
     Crds,
+    /// Run the reconcilers: tenants, machines, storage and the gateway's exposure.
+    Controller(controller::ControllerArgs),
     /// Run the SSH gateway with the routes of a TOML file.
     Gateway {
         /// The configuration file (see the book's chapter on kite-ssh).
@@ -35,6 +38,10 @@ enum Command {
     },
     /// Read a password on standard input and print its argon2id hash.
     HashPassword,
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Runtime::new().map_err(|error| anyhow::anyhow!("cannot start the async runtime: {error}"))
 }
 
 fn main() -> ExitCode {
@@ -49,10 +56,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Crds => crds::print(),
         Command::HashPassword => hash_password::run(),
-        Command::Gateway { config } => match tokio::runtime::Runtime::new() {
-            Ok(runtime) => runtime.block_on(gateway::run(&config)),
-            Err(error) => Err(anyhow::anyhow!("cannot start the async runtime: {error}")),
-        },
+        Command::Gateway { config } => runtime().and_then(|r| r.block_on(gateway::run(&config))),
+        Command::Controller(args) => runtime().and_then(|r| r.block_on(controller::run(args))),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -39,3 +39,24 @@ pub fn vm_child_labels(vm_name: &str, vm_namespace: &str) -> BTreeMap<String, St
 pub fn is_managed_by_controller(labels: Option<&BTreeMap<String, String>>) -> bool {
     labels.and_then(|l| l.get(MANAGED_BY)).is_some_and(|v| v == MANAGED_BY_CONTROLLER)
 }
+
+/// The finalizer that holds a `KiteUser` until its namespace is released.
+pub const USER_CLEANUP_FINALIZER: &str = "hy3ons.github.io/kite-user-cleanup";
+
+/// On a tenant namespace and what is in it: the `KiteUser` it belongs to.
+pub const USER_NAME: &str = "hy3ons.github.io/kite-user";
+
+/// On the objects of the platform itself (StorageClass, golden images, the
+/// gateway's Service): which part of the platform made them.
+pub const COMPONENT: &str = "hy3ons.github.io/component";
+
+/// The labels of an object the Kite controller made for `user` or for a
+/// `component` of the platform: [`MANAGED_BY`] and the one that says whose.
+///
+/// ```
+/// use kite_core::labels::{owned_labels, COMPONENT};
+/// assert_eq!(owned_labels(COMPONENT, "storage")[COMPONENT], "storage");
+/// ```
+pub fn owned_labels(key: &str, value: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([(MANAGED_BY.to_string(), MANAGED_BY_CONTROLLER.to_string()), (key.to_string(), value.to_string())])
+}

@@ -38,18 +38,33 @@
 //! assert_eq!(kite_core::names::ssh_key_secret(&vm), Some("web-ssh-key".to_string()));
 //! ```
 //!
-//! [`desired`] computes a machine's children as pure functions; the
-//! reconcilers that apply them are built in a later step. The book's chapter
-//! on `kite-core` says what exists today.
+//! The reconcilers that converge a cluster to these objects are public, so
+//! another platform can run them on its own `kube::Client`:
+//!
+//! | module | reconciles | creates |
+//! |---|---|---|
+//! | [`tenant`] | `KiteUser` | the user's namespace, its NetworkPolicies, a quota per access level |
+//! | [`vm`] | `KiteVirtualMachine` | SSH and cloud-init Secrets, a DataVolume cloned from a golden image, a KubeVirt VirtualMachine, the SSH Service |
+//! | [`gateway`] | `KitePlatform` | the `LoadBalancer` Service that exposes the SSH gateway, when asked |
+//!
+//! Each has a `Config`, `reconcile`, `error_policy` and `run`, and computes
+//! its children with pure functions in its `desired` module. What they
+//! share (the [`reconcile::Context`], server-side apply that skips needless
+//! writes, metrics) is in [`reconcile`]. The storage reconcilers are in the
+//! `kite-storage` crate.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod api;
-pub mod desired;
 mod error;
+pub mod gateway;
 pub mod labels;
 pub mod names;
+pub mod quantity;
+pub mod reconcile;
 pub mod ssh_id;
 pub mod ssh_secret;
+pub mod tenant;
+pub mod vm;
 
 pub use error::Error;

@@ -4,7 +4,8 @@
 
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kite_core::api::{KitePlatformSpec, KiteVirtualMachine, KiteVirtualMachineSpec, PowerState};
-use kite_core::desired::{self, VM_POD_LABEL};
+use kite_core::vm::desired::{self, VM_POD_LABEL};
+use kite_core::vm::{cloud_init, keys::KeyPair};
 use serde_json::Value;
 
 fn schema(file: &str) -> Value {
@@ -97,10 +98,10 @@ fn the_ssh_service_selects_the_vm_pod_on_port_22_without_a_node_port() {
 fn a_machine_not_read_from_the_api_server_is_an_error_not_a_panic() {
     let mut vm = a_vm(PowerState::On);
     vm.metadata.uid = None;
-    assert_eq!(
+    assert!(matches!(
         desired::virtual_machine(&vm).unwrap_err(),
         kite_core::Error::Incomplete { kind: "KiteVirtualMachine", field: "uid" }
-    );
+    ));
 }
 
 #[test]
@@ -108,4 +109,93 @@ fn the_strict_check_catches_a_misspelt_field() {
     let mut vm = desired::virtual_machine(&a_vm(PowerState::On)).unwrap();
     vm["spec"]["runStrategyy"] = serde_json::json!("Always");
     assert_eq!(strict_failures("kubevirt-virtualmachine-v1.strict.schema.json", &vm).len(), 1);
+}
+
+fn a_pair(name: &str) -> KeyPair {
+    KeyPair {
+        private_openssh: format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{name}\n"),
+        public_openssh: format!("ssh-ed25519 AAAA{name}"),
+    }
+}
+
+#[test]
+fn the_ssh_secret_holds_both_pairs_under_the_names_the_gateway_reads() {
+    let secret = desired::ssh_key_secret(&a_vm(PowerState::On), &a_pair("login"), &a_pair("host")).unwrap();
+    assert_eq!(secret.metadata.name.as_deref(), Some("web-ssh-key"));
+    assert_eq!(secret.type_.as_deref(), Some("kubernetes.io/ssh-auth"));
+    let data = secret.data.unwrap();
+    let text = |key: &str| String::from_utf8(data[key].0.clone()).unwrap();
+    assert_eq!(text(kite_core::ssh_secret::PUBLIC_KEY), "ssh-ed25519 AAAAlogin");
+    assert_eq!(text(kite_core::ssh_secret::HOST_PUBLIC_KEY), "ssh-ed25519 AAAAhost");
+    assert!(text(kite_core::ssh_secret::PRIVATE_KEY).contains("login"));
+    assert!(text(kite_core::ssh_secret::HOST_PRIVATE_KEY).contains("host"));
+    assert_eq!(secret.metadata.owner_references.unwrap()[0].kind, "KiteVirtualMachine");
+}
+
+fn user_data(password_hash: Option<&str>) -> Value {
+    let text = cloud_init::render(&cloud_init::UserData {
+        hostname: "web",
+        user: "alice",
+        gateway_public_key: "ssh-ed25519 AAAAgateway kite-gateway@web",
+        host_private_key: "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n",
+        host_public_key: "ssh-ed25519 AAAAhost root@web",
+        password_hash,
+    })
+    .unwrap();
+    assert!(text.starts_with("#cloud-config\n"), "cloud-init reads only user data that starts so");
+    serde_saphyr::from_str(&text).unwrap()
+}
+
+#[test]
+fn the_cloud_init_user_data_parses_back_and_says_what_it_should() {
+    let data = user_data(Some("$6$salt$hash"));
+    assert_eq!(data["hostname"], "web");
+    assert_eq!(data["ssh_pwauth"], false, "no password login over SSH");
+    assert_eq!(data["ssh_keys"]["ed25519_public"], "ssh-ed25519 AAAAhost root@web");
+    assert!(data["ssh_keys"]["ed25519_private"].as_str().unwrap().ends_with("-----END OPENSSH PRIVATE KEY-----\n"));
+    let user = &data["users"][0];
+    assert_eq!(user["name"], "alice");
+    assert_eq!(user["sudo"], "ALL=(ALL) NOPASSWD:ALL");
+    assert_eq!(user["ssh_authorized_keys"], serde_json::json!(["ssh-ed25519 AAAAgateway kite-gateway@web"]));
+    assert_eq!(user["hashed_passwd"], "$6$salt$hash");
+    assert_eq!(user["lock_passwd"], false);
+}
+
+#[test]
+fn a_hash_only_the_gateway_can_check_leaves_the_console_password_locked() {
+    for hash in [None, Some("$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA")] {
+        let data = user_data(hash);
+        assert!(data["users"][0].get("hashed_passwd").is_none());
+        assert_eq!(data["users"][0]["lock_passwd"], true);
+    }
+}
+
+#[test]
+fn a_machine_the_simulation_has_not_seen_is_pending_and_a_stopped_one_that_should_run_is_starting() {
+    use kite_core::vm::status::{Observed, judge};
+    let vm = a_vm(PowerState::On);
+    assert_eq!(judge(&vm, &Observed::default()).phase, kite_core::api::VirtualMachinePhase::Pending);
+    let dv = serde_json::json!({"status": {"phase": "Succeeded"}});
+    let stopped = serde_json::json!({"status": {"printableStatus": "Stopped"}});
+    let verdict =
+        judge(&vm, &Observed { data_volume: Some(&dv), virtual_machine: Some(&stopped), ..Observed::default() });
+    assert_eq!((verdict.phase, verdict.reason), (kite_core::api::VirtualMachinePhase::Starting, "StartPending"));
+    let unschedulable = serde_json::json!({"status": {"printableStatus": "ErrorUnschedulable"}});
+    let verdict =
+        judge(&vm, &Observed { data_volume: Some(&dv), virtual_machine: Some(&unschedulable), ..Observed::default() });
+    assert_eq!(verdict.phase, kite_core::api::VirtualMachinePhase::Failed);
+    assert!(!verdict.message.contains("Unschedulable"), "a sentence, not a code: {}", verdict.message);
+}
+
+#[test]
+fn the_ready_condition_keeps_its_transition_time_while_its_status_stays() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use kite_core::vm::status::{Observed, judge, status};
+    let vm = a_vm(PowerState::On);
+    let running = serde_json::json!({"status": {"printableStatus": "Running"}});
+    let observed = Observed { virtual_machine: Some(&running), ..Observed::default() };
+    let verdict = judge(&vm, &observed);
+    let first = status(&vm, None, &observed, &verdict, Time("2026-01-01T00:00:00Z".parse().unwrap()));
+    let again = status(&vm, Some(&first), &observed, &verdict, Time("2026-01-02T00:00:00Z".parse().unwrap()));
+    assert_eq!(first, again, "the same observation later changes nothing, so nothing is written");
 }

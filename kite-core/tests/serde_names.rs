@@ -224,6 +224,13 @@ fn kite_platform_round_trips() {
                 },
                 size: Quantity("4Gi".into()),
             }],
+            storage: StorageSpec { number_of_replicas: 2, recreate_on_drift: true, ..StorageSpec::default() },
+            tenant_network: TenantNetworkSpec::default(),
+            tenant_quotas: vec![TenantQuota {
+                access_level: AccessLevel::User,
+                hard: [("requests.cpu".to_string(), Quantity("4".into()))].into(),
+                container_limits: None,
+            }],
         },
     );
     platform.status = Some(KitePlatformStatus {
@@ -237,6 +244,13 @@ fn kite_platform_round_trips() {
             observed_service_name: Some("kite-gateway-external".into()),
             last_transition_time: Some(time("2026-07-01T10:00:00Z")),
         }),
+        golden_images: vec![GoldenImageStatus {
+            name: "ubuntu-22.04".into(),
+            ready: false,
+            phase: Some("ImportInProgress".into()),
+            progress: Some("45.20%".into()),
+            message: Some("Importing.".into()),
+        }],
     });
     assert_round_trip(
         &platform,
@@ -249,13 +263,20 @@ fn kite_platform_round_trips() {
                                "hostFallback": {"enabled": true, "address": "10.0.0.5:2222"}},
                 "goldenImages": [{"name": "ubuntu-22.04",
                                   "source": {"http": {"url": "https://cloud-images.ubuntu.com/jammy/current/jammy.img"}},
-                                  "size": "4Gi"}]
+                                  "size": "4Gi"}],
+                "storage": {"manageStorageClass": true, "numberOfReplicas": 2, "diskSelector": "kite",
+                            "dataLocality": "best-effort", "recreateOnDrift": true, "longhornNamespace": "longhorn-system"},
+                "tenantNetwork": {"cdiNamespace": "cdi", "dnsNamespace": "kube-system",
+                                  "clusterCidrs": ["10.42.0.0/16", "10.43.0.0/16"]},
+                "tenantQuotas": [{"accessLevel": 1, "hard": {"requests.cpu": "4"}}]
             },
             "status": {
                 "observedGeneration": 2, "conditions": [condition_json("GoldenImagesReady")],
                 "sshGateway": {"phase": "Ready", "reason": "LoadBalancerReady", "message": "reachable",
                                "observedExternalPort": 12311, "observedServiceName": "kite-gateway-external",
-                               "lastTransitionTime": "2026-07-01T10:00:00Z"}
+                               "lastTransitionTime": "2026-07-01T10:00:00Z"},
+                "goldenImages": [{"name": "ubuntu-22.04", "ready": false, "phase": "ImportInProgress",
+                                  "progress": "45.20%", "message": "Importing."}]
             }
         }),
     );

@@ -10,17 +10,33 @@ pub fn merge(target: &mut Value, patch: &Value) {
     json_patch::merge(target, patch);
 }
 
-/// Applies a JSON patch; a failed `test` or a missing path is a `422`-style error.
+/// Applies a JSON patch, all or nothing; a failed `test` or a missing path
+/// is a `422`-style error.
+///
+/// As the real API server (evanphx/json-patch) does, a `test` for `null`
+/// passes on a path that does not exist: kube's finalizer helper relies on
+/// it (`test /metadata/finalizers == null`, then `add`).
 pub fn json(target: &mut Value, patch: &Value) -> Result<(), ApiError> {
     let patch: json_patch::Patch =
         serde_json::from_value(patch.clone()).map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
-    json_patch::patch(target, &patch).map_err(|e| {
-        ApiError::new(
-            http::StatusCode::UNPROCESSABLE_ENTITY,
-            "Invalid",
-            format!("the JSON patch could not be applied: {e}"),
-        )
-    })
+    let mut patched = target.clone();
+    for operation in patch.0 {
+        if let json_patch::PatchOperation::Test(test) = &operation
+            && test.value.is_null()
+            && patched.pointer(test.path.as_str()).is_none()
+        {
+            continue;
+        }
+        json_patch::patch(&mut patched, &[operation]).map_err(|e| {
+            ApiError::new(
+                http::StatusCode::UNPROCESSABLE_ENTITY,
+                "Invalid",
+                format!("the JSON patch could not be applied: {e}"),
+            )
+        })?;
+    }
+    *target = patched;
+    Ok(())
 }
 
 /// Applies a strategic merge patch: a merge patch in which lists of objects

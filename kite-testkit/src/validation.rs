@@ -70,8 +70,11 @@ impl ObjectSchema {
                 .and_then(Value::as_object)
                 .map(|p| p.keys().cloned().collect())
                 .unwrap_or_default();
+            // As the API server does, a root that preserves unknown fields keeps them.
+            let preserve = self.raw.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
             map.retain(|name, _| {
-                let keep = matches!(name.as_str(), "apiVersion" | "kind" | "metadata") || known.contains(name);
+                let keep =
+                    preserve || matches!(name.as_str(), "apiVersion" | "kind" | "metadata") || known.contains(name);
                 if !keep {
                     removed.push(name.clone());
                 }

@@ -10,6 +10,14 @@ pub mod condition_types {
     pub const NAMESPACE_READY: &str = "NamespaceReady";
     /// On a `KiteVirtualMachine`: the machine runs as asked.
     pub const VIRTUAL_MACHINE_READY: &str = "VirtualMachineReady";
+    /// On the `KitePlatform`: the StorageClass exists as desired.
+    pub const STORAGE_CLASS_READY: &str = "StorageClassReady";
+    /// On the `KitePlatform`: the live StorageClass differs from the desired one in fields that cannot change in place.
+    pub const STORAGE_CLASS_DRIFTED: &str = "StorageClassDrifted";
+    /// On the `KitePlatform`: a Ready, schedulable Longhorn disk carries the platform's disk tag.
+    pub const LONGHORN_READY: &str = "LonghornReady";
+    /// On the `KitePlatform`: every golden image is imported and can be cloned.
+    pub const GOLDEN_IMAGES_READY: &str = "GoldenImagesReady";
 }
 
 /// Whether a condition holds.

@@ -15,8 +15,9 @@ pub use access_level::AccessLevel;
 pub use condition::{Condition, ConditionStatus, condition_types, set_condition};
 pub use offer::{KiteVirtualMachineOffer, KiteVirtualMachineOfferSpec, KiteVirtualMachineOfferStatus, OfferPhase};
 pub use platform::{
-    GatewayPhase, GoldenImage, GoldenImageSource, HostFallbackSpec, HttpSource, KitePlatform, KitePlatformSpec,
-    KitePlatformStatus, PLATFORM_NAME, SshGatewaySpec, SshGatewayStatus,
+    ContainerLimits, DataLocality, GatewayPhase, GoldenImage, GoldenImageSource, GoldenImageStatus, HostFallbackSpec,
+    HttpSource, KitePlatform, KitePlatformSpec, KitePlatformStatus, PLATFORM_NAME, SshGatewaySpec, SshGatewayStatus,
+    StorageSpec, TenantNetworkSpec, TenantQuota,
 };
 pub use schema::{DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN, QUANTITY_PATTERN};
 pub use user::{KiteUser, KiteUserSpec, KiteUserStatus, UserPhase};

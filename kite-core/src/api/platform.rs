@@ -1,11 +1,13 @@
 //! `KitePlatform`: the platform's configuration, as desired state.
 
+use super::access_level::AccessLevel;
 use super::condition::Condition;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The one name a `KitePlatform` may have: the platform is a singleton.
 pub const PLATFORM_NAME: &str = "kite";
@@ -62,6 +64,18 @@ pub struct KitePlatformSpec {
     #[schemars(length(max = 64))]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["name".into()]))]
     pub golden_images: Vec<GoldenImage>,
+    /// How Kite's StorageClass is made, when Kite manages it.
+    #[serde(default)]
+    pub storage: StorageSpec,
+    /// The network rules of every tenant namespace.
+    #[serde(default)]
+    pub tenant_network: TenantNetworkSpec,
+    /// A ResourceQuota (and optionally a LimitRange) for the namespaces of
+    /// users of each access level; a level without an entry gets none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 4))]
+    #[x_kube(merge_strategy = ListMerge::Map(vec!["accessLevel".into()]))]
+    pub tenant_quotas: Vec<TenantQuota>,
 }
 
 fn default_access_token_ttl_minutes() -> u32 {
@@ -85,6 +99,9 @@ impl Default for KitePlatformSpec {
             golden_image_namespace: default_golden_image_namespace(),
             ssh_gateway: SshGatewaySpec::default(),
             golden_images: Vec::new(),
+            storage: StorageSpec::default(),
+            tenant_network: TenantNetworkSpec::default(),
+            tenant_quotas: Vec::new(),
         }
     }
 }
@@ -169,6 +186,191 @@ pub struct HttpSource {
     pub url: String,
 }
 
+/// How the StorageClass `vmStorageClassName` is made: Longhorn, by default
+/// with one replica for single-node clusters.
+///
+/// StorageClass parameters cannot change after creation. When the live
+/// class differs from this, the platform reports `StorageClassDrifted` and
+/// names the fields; it recreates the class only when `recreateOnDrift` is
+/// set (existing volumes are not touched by that).
+#[derive(Serialize, Deserialize, KubeSchema, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("self.dataLocality != 'strict-local' || self.numberOfReplicas == 1").message("dataLocality strict-local needs numberOfReplicas 1"))]
+pub struct StorageSpec {
+    /// Whether Kite creates and watches the class. Off when the operator brings their own.
+    #[serde(default = "default_true")]
+    pub manage_storage_class: bool,
+    /// Longhorn's `numberOfReplicas`: 1 on a single node, where more cannot be placed.
+    #[serde(default = "default_replicas")]
+    #[schemars(range(min = 1, max = 20))]
+    pub number_of_replicas: u8,
+    /// Longhorn's `diskSelector`: the disk tags volumes may be placed on (comma-separated).
+    #[serde(default = "default_disk_selector")]
+    #[schemars(length(max = 253), regex(pattern = r"^[a-z0-9._-]*(,[a-z0-9._-]+)*$"))]
+    pub disk_selector: String,
+    /// Longhorn's `nodeSelector`: the node tags volumes may be placed on (comma-separated); none when empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = 253), regex(pattern = r"^[a-z0-9._-]*(,[a-z0-9._-]+)*$"))]
+    pub node_selector: String,
+    /// Longhorn's `dataLocality`.
+    #[serde(default)]
+    pub data_locality: DataLocality,
+    /// Whether a drifted class may be deleted and created again as desired.
+    #[serde(default)]
+    pub recreate_on_drift: bool,
+    /// The namespace Longhorn runs in, whose `nodes.longhorn.io` say whether a disk is ready.
+    #[serde(default = "default_longhorn_namespace")]
+    #[schemars(length(min = 1, max = 63), regex(pattern = super::schema::DNS_LABEL_PATTERN))]
+    pub longhorn_namespace: String,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn default_replicas() -> u8 {
+    1
+}
+
+fn default_disk_selector() -> String {
+    "kite".to_string()
+}
+
+fn default_longhorn_namespace() -> String {
+    "longhorn-system".to_string()
+}
+
+impl Default for StorageSpec {
+    fn default() -> Self {
+        Self {
+            manage_storage_class: true,
+            number_of_replicas: default_replicas(),
+            disk_selector: default_disk_selector(),
+            node_selector: String::new(),
+            data_locality: DataLocality::default(),
+            recreate_on_drift: false,
+            longhorn_namespace: default_longhorn_namespace(),
+        }
+    }
+}
+
+/// Longhorn's `dataLocality`: whether a replica is kept on the node that uses the volume.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum DataLocality {
+    /// No preference.
+    #[serde(rename = "disabled")]
+    Disabled,
+    /// Keep a replica local when possible.
+    #[default]
+    #[serde(rename = "best-effort")]
+    BestEffort,
+    /// Only a local replica (needs one replica).
+    #[serde(rename = "strict-local")]
+    StrictLocal,
+}
+
+impl DataLocality {
+    /// The parameter's value, as Longhorn spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DataLocality::Disabled => "disabled",
+            DataLocality::BestEffort => "best-effort",
+            DataLocality::StrictLocal => "strict-local",
+        }
+    }
+}
+
+/// The network rules of tenant namespaces.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct TenantNetworkSpec {
+    /// The namespace CDI runs in; its upload proxy may reach upload servers in tenant namespaces.
+    #[serde(default = "default_cdi_namespace")]
+    #[schemars(length(min = 1, max = 63), regex(pattern = super::schema::DNS_LABEL_PATTERN))]
+    pub cdi_namespace: String,
+    /// The namespace of the cluster DNS (pods labelled `k8s-app: kube-dns`).
+    #[serde(default = "default_dns_namespace")]
+    #[schemars(length(min = 1, max = 63), regex(pattern = super::schema::DNS_LABEL_PATTERN))]
+    pub dns_namespace: String,
+    /// The cluster's pod and Service ranges, which machines may not reach
+    /// (K3s: `10.42.0.0/16` and `10.43.0.0/16`). Private ranges and the
+    /// metadata address are refused in any case.
+    #[serde(default = "default_cluster_cidrs")]
+    #[schemars(length(max = 16), inner(length(max = 49), regex(pattern = r"^[0-9a-fA-F:.]+/[0-9]{1,3}$")))]
+    pub cluster_cidrs: Vec<String>,
+}
+
+fn default_cdi_namespace() -> String {
+    "cdi".to_string()
+}
+
+fn default_dns_namespace() -> String {
+    "kube-system".to_string()
+}
+
+fn default_cluster_cidrs() -> Vec<String> {
+    vec!["10.42.0.0/16".into(), "10.43.0.0/16".into()]
+}
+
+impl Default for TenantNetworkSpec {
+    fn default() -> Self {
+        Self {
+            cdi_namespace: default_cdi_namespace(),
+            dns_namespace: default_dns_namespace(),
+            cluster_cidrs: default_cluster_cidrs(),
+        }
+    }
+}
+
+/// The quota of the namespaces of users of one access level.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct TenantQuota {
+    /// The access level this quota is for.
+    pub access_level: AccessLevel,
+    /// The ResourceQuota's `spec.hard`, for example `requests.cpu: "4"`,
+    /// `requests.memory: 8Gi`, `count/virtualmachines.kubevirt.io: "2"`.
+    #[schemars(length(min = 1, max = 32))]
+    pub hard: BTreeMap<String, Quantity>,
+    /// Container defaults and maxima, as a LimitRange; none when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_limits: Option<ContainerLimits>,
+}
+
+/// A LimitRange's rule for containers.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerLimits {
+    /// Limits of containers that set none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub default: BTreeMap<String, Quantity>,
+    /// Requests of containers that set none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub default_request: BTreeMap<String, Quantity>,
+    /// The most a container may ask for.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub max: BTreeMap<String, Quantity>,
+}
+
+/// What was observed of one golden image's import.
+#[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct GoldenImageStatus {
+    /// The image's name.
+    pub name: String,
+    /// Whether machines can be cloned from it.
+    pub ready: bool,
+    /// The import's phase as CDI reports it (for example `ImportInProgress`, `Succeeded`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// The import's progress as CDI reports it (for example `45.20%`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<String>,
+    /// A sentence about the import.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
 /// The observed state of the [`KitePlatform`].
 #[derive(Serialize, Deserialize, KubeSchema, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -183,6 +385,10 @@ pub struct KitePlatformStatus {
     /// What was observed of the gateway's exposure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssh_gateway: Option<SshGatewayStatus>,
+    /// What was observed of each golden image.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[x_kube(merge_strategy = ListMerge::Map(vec!["name".into()]))]
+    pub golden_images: Vec<GoldenImageStatus>,
 }
 
 /// The state of the gateway's exposure.

@@ -5,9 +5,11 @@
 //! KubeVirt and CDI objects are plain JSON (`serde_json::Value`); tests check
 //! each against the strict upstream schemas.
 
+use super::keys::KeyPair;
 use crate::api::{KitePlatformSpec, KiteVirtualMachine, PowerState};
-use crate::{Error, labels, names};
-use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
+use crate::{Error, labels, names, ssh_secret};
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{Secret, Service, ServicePort, ServiceSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::Resource;
@@ -73,9 +75,9 @@ pub fn data_volume(vm: &KiteVirtualMachine, platform: &KitePlatformSpec) -> Resu
 /// cloud-init from its Secret, and an explicit masquerade pod interface.
 pub fn virtual_machine(vm: &KiteVirtualMachine) -> Result<Value, Error> {
     let parent = parent(vm)?;
-    let incomplete = Error::Incomplete { kind: "KiteVirtualMachine", field: "name" };
-    let disk = names::data_volume(vm).ok_or(incomplete.clone())?;
-    let cloud_init = names::cloud_init_secret(vm).ok_or(incomplete)?;
+    let incomplete = || Error::Incomplete { kind: "KiteVirtualMachine", field: "name" };
+    let disk = names::data_volume(vm).ok_or_else(incomplete)?;
+    let cloud_init = names::cloud_init_secret(vm).ok_or_else(incomplete)?;
     let run_strategy = match vm.spec.power_state {
         PowerState::On => "Always",
         PowerState::Off => "Halted",
@@ -133,5 +135,38 @@ pub fn ssh_service(vm: &KiteVirtualMachine) -> Result<Service, Error> {
             ..ServiceSpec::default()
         }),
         ..Service::default()
+    })
+}
+
+/// `<vm>-ssh-key`: a `kubernetes.io/ssh-auth` Secret with the key pair the
+/// gateway logs in with and the VM's host key pair, under the key names of
+/// [`ssh_secret`](crate::ssh_secret), which the gateway reads.
+pub fn ssh_key_secret(vm: &KiteVirtualMachine, login: &KeyPair, host: &KeyPair) -> Result<Secret, Error> {
+    let parent = parent(vm)?;
+    let name = names::ssh_key_secret(vm).ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "name" })?;
+    let data = [
+        (ssh_secret::PRIVATE_KEY, &login.private_openssh),
+        (ssh_secret::PUBLIC_KEY, &login.public_openssh),
+        (ssh_secret::HOST_PRIVATE_KEY, &host.private_openssh),
+        (ssh_secret::HOST_PUBLIC_KEY, &host.public_openssh),
+    ];
+    Ok(Secret {
+        metadata: meta(&parent, name),
+        type_: Some(ssh_secret::SECRET_TYPE.into()),
+        data: Some(data.into_iter().map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec()))).collect()),
+        ..Secret::default()
+    })
+}
+
+/// `<vm>-cloud-init-userdata`: the rendered user data under the key
+/// `userdata`, which KubeVirt's `cloudInitNoCloud.secretRef` reads.
+pub fn cloud_init_secret(vm: &KiteVirtualMachine, user_data: &str) -> Result<Secret, Error> {
+    let parent = parent(vm)?;
+    let name = names::cloud_init_secret(vm).ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "name" })?;
+    Ok(Secret {
+        metadata: meta(&parent, name),
+        type_: Some("Opaque".into()),
+        data: Some([("userdata".to_string(), ByteString(user_data.as_bytes().to_vec()))].into()),
+        ..Secret::default()
     })
 }

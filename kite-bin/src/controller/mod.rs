@@ -1,0 +1,217 @@
+//! `kite controller`: runs every Kite reconciler against a cluster.
+//!
+//! It checks first that the cluster serves Kite's CRDs, KubeVirt and CDI,
+//! and stops with a sentence naming what is missing. It then serves
+//! `/healthz`, `/readyz` and Prometheus `/metrics`, takes part in leader
+//! election on a `coordination.k8s.io` Lease, so that of several replicas
+//! only one reconciles, and runs the reconcilers while it leads.
+
+mod probes;
+
+use anyhow::Context as _;
+use clap::Args;
+use kite_core::reconcile::{Context, Metrics, preflight};
+use kite_core::{gateway, tenant, vm};
+use kube::Client;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube_lease_manager::LeaseManagerBuilder;
+use probes::Probes;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// The options of `kite controller`.
+#[derive(Args, Debug, Clone)]
+pub struct ControllerArgs {
+    /// The kubeconfig to use; without it, `KUBECONFIG`, `~/.kube/config`, or the in-cluster account.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The platform namespace: where the gateway runs and the Lease is kept.
+    #[arg(long, default_value = "kite")]
+    pub namespace: String,
+    /// Where `/healthz`, `/readyz` and `/metrics` are served.
+    #[arg(long, default_value = "0.0.0.0:8081")]
+    pub listen: SocketAddr,
+    /// The controller's ServiceAccount (in the platform namespace), allowed to clone golden images.
+    #[arg(long, default_value = "kite-controller")]
+    pub service_account: String,
+    /// This replica's name in the Lease and in Events; defaults to `POD_NAME`, else the host name.
+    #[arg(long)]
+    pub identity: Option<String>,
+    /// Run without leader election (only when a single replica can ever run).
+    #[arg(long)]
+    pub no_leader_election: bool,
+}
+
+/// The Lease replicas compete for.
+pub const LEASE_NAME: &str = "kite-controller";
+
+/// What the reconcilers need, besides a client.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The platform namespace.
+    pub namespace: String,
+    /// The ServiceAccount allowed to clone golden images.
+    pub service_account: String,
+    /// The name Events are reported from.
+    pub identity: String,
+}
+
+/// A kube client from `--kubeconfig`, or the default chain.
+pub async fn connect(kubeconfig: Option<&PathBuf>) -> anyhow::Result<Client> {
+    let config = match kubeconfig {
+        Some(path) => {
+            let file =
+                Kubeconfig::read_from(path).with_context(|| format!("reading the kubeconfig {}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(file, &KubeConfigOptions::default())
+                .await
+                .with_context(|| format!("using the kubeconfig {}", path.display()))?
+        }
+        None => kube::Config::infer()
+            .await
+            .context("finding a cluster (no --kubeconfig, KUBECONFIG, ~/.kube/config or in-cluster account)")?,
+    };
+    Client::try_from(config).context("creating the Kubernetes client")
+}
+
+fn identity(args: &ControllerArgs) -> String {
+    args.identity
+        .clone()
+        .or_else(|| std::env::var("POD_NAME").ok())
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()))
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| format!("kite-controller-{}", std::process::id()))
+}
+
+/// Runs every reconciler until `stop` turns true: tenants, machines, the
+/// gateway's exposure, and storage.
+pub async fn run_reconcilers(client: Client, settings: &Settings, metrics: Metrics, stop: watch::Receiver<bool>) {
+    let until = move || {
+        let mut stop = stop.clone();
+        async move {
+            let _ = stop.wait_for(|stopped| *stopped).await;
+        }
+    };
+    let instance = Some(settings.identity.clone());
+    let context = |config| Arc::new(Context::new(client.clone(), config, metrics.clone(), instance.clone()));
+    let tenants = context(tenant::Config { platform_namespace: settings.namespace.clone() });
+    let machines = Arc::new(Context::new(client.clone(), vm::Config::default(), metrics.clone(), instance.clone()));
+    let exposure = Arc::new(Context::new(
+        client.clone(),
+        gateway::Config { platform_namespace: settings.namespace.clone() },
+        metrics.clone(),
+        instance.clone(),
+    ));
+    let storage = Arc::new(Context::new(
+        client.clone(),
+        kite_storage::reconciler::Config { cloner: (settings.namespace.clone(), settings.service_account.clone()) },
+        metrics.clone(),
+        instance.clone(),
+    ));
+    tokio::join!(
+        tenant::run(tenants, until()),
+        vm::run(machines, until()),
+        gateway::run(exposure, until()),
+        kite_storage::reconciler::run(storage, until()),
+    );
+}
+
+/// `kite controller`.
+pub async fn run(args: ControllerArgs) -> anyhow::Result<()> {
+    let client = connect(args.kubeconfig.as_ref()).await?;
+    preflight::require_apis(&client).await?;
+    let settings = Settings {
+        namespace: args.namespace.clone(),
+        service_account: args.service_account.clone(),
+        identity: identity(&args),
+    };
+    let mut registry = prometheus_client::registry::Registry::default();
+    let metrics = Metrics::register(&mut registry);
+    let probes = Probes::new(registry);
+    let address = probes.serve(args.listen).await?;
+    tracing::info!(%address, namespace = %settings.namespace, identity = %settings.identity, "kite controller started");
+
+    let (stop_sender, stop) = watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!("stopping");
+        let _ = stop_sender.send(true);
+    });
+
+    if args.no_leader_election {
+        probes.set_ready(true);
+        run_reconcilers(client, &settings, metrics, stop).await;
+        return Ok(());
+    }
+    let manager = LeaseManagerBuilder::new(client.clone(), LEASE_NAME)
+        .with_namespace(&settings.namespace)
+        .with_identity(&settings.identity)
+        .with_duration(15)
+        .with_grace(5)
+        .with_field_manager("kite-controller-lease")
+        .build()
+        .await
+        .context("setting up leader election")?;
+    let (mut leading, election) = manager.watch().await;
+    // A standby replica is ready: it is healthy and waiting for the Lease.
+    probes.set_ready(true);
+    let mut stopping = stop.clone();
+    loop {
+        tokio::select! {
+            changed = leading.wait_for(|leader| *leader) => {
+                if changed.is_err() {
+                    anyhow::bail!("leader election stopped");
+                }
+            }
+            _ = stopping.wait_for(|stopped| *stopped) => break,
+        }
+        tracing::info!(identity = %settings.identity, "leading: reconcilers start");
+        probes.set_leading(true);
+        let (lost_sender, lost) = watch::channel(false);
+        let mut watch_leading = leading.clone();
+        let mut watch_stop = stop.clone();
+        let forward = tokio::spawn(async move {
+            tokio::select! {
+                _ = watch_leading.wait_for(|leader| !*leader) => {}
+                _ = watch_stop.wait_for(|stopped| *stopped) => {}
+            }
+            let _ = lost_sender.send(true);
+        });
+        run_reconcilers(client.clone(), &settings, metrics.clone(), lost).await;
+        forward.abort();
+        probes.set_leading(false);
+        if *stop.borrow() {
+            break;
+        }
+        tracing::warn!("lost the Lease: reconcilers stopped, standing by");
+    }
+    // Closing the channel releases the Lease, so a standby takes over at once.
+    drop(leading);
+    match election.await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(error)) => Err(anyhow::anyhow!("releasing the Lease: {error}")),
+        Err(error) => Err(anyhow::anyhow!("the leader election task failed: {error}")),
+    }
+}
+
+/// Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM; only Ctrl-C stops the controller");
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+}

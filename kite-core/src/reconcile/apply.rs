@@ -1,0 +1,169 @@
+//! Server-side apply of desired objects under a named field manager, that
+//! writes nothing when the live object already holds what is desired.
+//!
+//! A steady-state pass of a reconciler therefore makes reads only: this is
+//! what keeps a thousand converged machines from costing a thousand writes
+//! on every resync.
+
+use crate::{Error, labels};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
+use kube::core::ApiResource;
+use kube::{Client, ResourceExt};
+use serde_json::Value;
+
+/// Whether `live` holds every field that `desired` sets, with the same value.
+///
+/// Maps may hold more keys in `live` (the server and other controllers add
+/// fields); lists must have the same length, item by item.
+///
+/// ```
+/// use kite_core::reconcile::apply::contains;
+/// use serde_json::json;
+/// let live = json!({"spec": {"type": "ClusterIP", "clusterIP": "10.43.0.7", "ports": [{"port": 22, "protocol": "TCP"}]}});
+/// assert!(contains(&live, &json!({"spec": {"type": "ClusterIP", "ports": [{"port": 22}]}})));
+/// assert!(!contains(&live, &json!({"spec": {"type": "LoadBalancer"}})));
+/// ```
+pub fn contains(live: &Value, desired: &Value) -> bool {
+    match (live, desired) {
+        (Value::Object(live), Value::Object(desired)) => desired.iter().all(|(key, want)| match live.get(key) {
+            Some(have) => contains(have, want),
+            // An absent field is as good as an empty map, list or null one.
+            None => is_empty(want),
+        }),
+        (Value::Array(live), Value::Array(desired)) => {
+            live.len() == desired.len() && live.iter().zip(desired).all(|(have, want)| contains(have, want))
+        }
+        (Value::Number(have), Value::Number(want)) => have.as_f64() == want.as_f64(),
+        (have, want) => have == want,
+    }
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Object(map) => map.values().all(is_empty),
+        Value::Array(items) => items.is_empty(),
+        _ => false,
+    }
+}
+
+/// A handle on one kind of object: its API resource and scope.
+fn api(client: &Client, resource: &ApiResource, namespace: Option<&str>) -> Api<DynamicObject> {
+    match namespace {
+        Some(namespace) => Api::namespaced_with(client.clone(), namespace, resource),
+        None => Api::all_with(client.clone(), resource),
+    }
+}
+
+fn describe(resource: &ApiResource, namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(namespace) => format!("{} {namespace}/{name}", resource.kind),
+        None => format!("{} {name}", resource.kind),
+    }
+}
+
+/// What [`ensure`] did.
+#[derive(Debug)]
+pub struct Applied {
+    /// The object as the server holds it afterwards.
+    pub live: Value,
+    /// Whether a write was needed.
+    pub written: bool,
+}
+
+/// Makes the cluster hold `desired` (a whole object: `apiVersion`, `kind`,
+/// `metadata.name` and, for namespaced kinds, `metadata.namespace`).
+///
+/// Reads the live object first. It refuses, with [`Error::NotOurs`], to
+/// touch an object of that name that lacks Kite's managed-by label; it
+/// writes nothing when the live object already [`contains`] `desired`; else
+/// it applies `desired` server-side under `manager`, forcing ownership of
+/// the fields it sets.
+pub async fn ensure(client: &Client, manager: &str, resource: &ApiResource, desired: &Value) -> Result<Applied, Error> {
+    let name =
+        desired["metadata"]["name"].as_str().ok_or(Error::Incomplete { kind: "desired object", field: "name" })?;
+    let namespace = desired["metadata"]["namespace"].as_str();
+    let what = describe(resource, namespace, name);
+    let api = api(client, resource, namespace);
+    if let Some(live) = api.get_opt(name).await.map_err(Error::kube(format!("reading {what}")))? {
+        if !labels::is_managed_by_controller(live.metadata.labels.as_ref()) {
+            return Err(not_ours(resource, namespace, name));
+        }
+        let live = to_value(&live, &what)?;
+        if contains(&live, desired) {
+            return Ok(Applied { live, written: false });
+        }
+    }
+    let params = PatchParams::apply(manager).force();
+    let applied =
+        api.patch(name, &params, &Patch::Apply(desired)).await.map_err(Error::kube(format!("applying {what}")))?;
+    tracing::debug!(object = %what, manager, "applied");
+    Ok(Applied { live: to_value(&applied, &what)?, written: true })
+}
+
+fn not_ours(resource: &ApiResource, namespace: Option<&str>, name: &str) -> Error {
+    Error::NotOurs { kind: resource.kind.clone(), namespace: namespace.unwrap_or_default().into(), name: name.into() }
+}
+
+fn to_value(object: &DynamicObject, what: &str) -> Result<Value, Error> {
+    serde_json::to_value(object).map_err(|source| Error::Serde { what: format!("reading {what}"), source })
+}
+
+/// Reads an object, as JSON; `None` when there is none.
+pub async fn read(
+    client: &Client,
+    resource: &ApiResource,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<Option<Value>, Error> {
+    let what = describe(resource, namespace, name);
+    let live = api(client, resource, namespace).get_opt(name).await.map_err(Error::kube(format!("reading {what}")))?;
+    live.map(|object| to_value(&object, &what)).transpose()
+}
+
+/// What [`remove`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Removal {
+    /// There is no such object (any more).
+    Gone,
+    /// It is being deleted; look again later.
+    Deleting,
+    /// It exists without Kite's label, so it was left alone.
+    NotOurs,
+}
+
+/// Deletes an object Kite created: only if it carries Kite's managed-by
+/// label. Deletion runs in the background (dependents are collected by the
+/// server's garbage collector).
+pub async fn remove(
+    client: &Client,
+    resource: &ApiResource,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<Removal, Error> {
+    let what = describe(resource, namespace, name);
+    let api = api(client, resource, namespace);
+    let Some(live) = api.get_opt(name).await.map_err(Error::kube(format!("reading {what}")))? else {
+        return Ok(Removal::Gone);
+    };
+    if !labels::is_managed_by_controller(live.metadata.labels.as_ref()) {
+        tracing::warn!(object = %what, "not deleting an object Kite did not create");
+        return Ok(Removal::NotOurs);
+    }
+    if live.metadata.deletion_timestamp.is_some() {
+        return Ok(Removal::Deleting);
+    }
+    let uid = live.uid();
+    let params = DeleteParams {
+        preconditions: uid.map(|uid| kube::api::Preconditions { uid: Some(uid), resource_version: None }),
+        ..DeleteParams::background()
+    };
+    match api.delete(name, &params).await {
+        Ok(_) => {
+            tracing::info!(object = %what, "deleting");
+            Ok(Removal::Deleting)
+        }
+        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(Removal::Gone),
+        Err(source) => Err(Error::Kube { action: format!("deleting {what}"), source }),
+    }
+}

@@ -1,0 +1,529 @@
+//! The VM reconciler: turns a `KiteVirtualMachine` into a running machine.
+//!
+//! For each machine it
+//! 1. checks it against the platform: the image must be one of
+//!    `KitePlatform.spec.goldenImages`, imported by Kite and Ready, and the
+//!    disk at least the image's size (a user cannot clone an arbitrary PVC
+//!    of the platform namespace by naming it);
+//! 2. creates the Secret `<vm>-ssh-key` once (the gateway's login key pair
+//!    and the VM's host key pair) and never regenerates it while it exists;
+//! 3. applies the Secret `<vm>-cloud-init-userdata`, the DataVolume
+//!    `<vm>-disk` cloned from the golden image, the KubeVirt VirtualMachine
+//!    and the Service `vps-access-<vm>`, each owned by the machine and
+//!    labelled as Kite's ([`desired`] computes them);
+//! 4. writes the status from what it observed of the DataVolume and the
+//!    KubeVirt VirtualMachine ([`status`]), and an Event on each change of phase.
+//!
+//! Deletion, by `kubectl delete` or by `spec.delete: true`, removes the
+//! KubeVirt VirtualMachine first, waits for it to go, then the other
+//! children, then the finalizer (or, for `spec.delete`, the object).
+
+pub mod cloud_init;
+pub mod desired;
+pub mod keys;
+pub mod status;
+
+use crate::api::{KitePlatform, KiteVirtualMachine, PLATFORM_NAME, VirtualMachinePhase};
+use crate::labels::{self, VM_CLEANUP_FINALIZER};
+use crate::reconcile::apply::{self, Removal};
+use crate::reconcile::{Context, RESYNC, apply_status, object_key, resources};
+use crate::{Error, names, quantity, ssh_secret};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim, Secret, Service};
+use keys::{KeyGenerator, KeyPair};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::ApiResource;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::EventType;
+use kube::runtime::finalizer::{Event as Finalized, finalizer};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, ResourceExt};
+use serde_json::{Value, json};
+use status::{Observed, Verdict};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The reconciler's name in metrics and logs.
+pub const NAME: &str = "vm";
+
+/// The field manager of the children this reconciler applies.
+pub const FIELD_MANAGER: &str = "kite-controller-vm";
+
+/// The field manager of the machines' status.
+pub const STATUS_MANAGER: &str = "kite-controller-vm-status";
+
+/// How soon a machine that is on its way somewhere is looked at again.
+const PROGRESS: Duration = Duration::from_secs(10);
+
+/// The VM reconciler's configuration.
+#[derive(Clone)]
+pub struct Config {
+    /// Makes the SSH key pairs; [`keys::Ed25519`] outside tests.
+    pub keys: Arc<dyn KeyGenerator>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self { keys: Arc::new(keys::Ed25519) }
+    }
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config").finish_non_exhaustive()
+    }
+}
+
+/// One reconcile pass of a machine.
+pub async fn reconcile(vm: Arc<KiteVirtualMachine>, ctx: Arc<Context<Config>>) -> Result<Action, Error> {
+    let _measure = ctx.metrics.measure(NAME);
+    let namespace = vm.namespace().ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "namespace" })?;
+    let api: Api<KiteVirtualMachine> = Api::namespaced(ctx.client.clone(), &namespace);
+    let key = object_key(&*vm);
+    let action = finalizer(&api, VM_CLEANUP_FINALIZER, vm, |event| async {
+        match event {
+            Finalized::Apply(vm) => converge(&vm, &ctx).await,
+            Finalized::Cleanup(vm) => clean_up(&vm, &ctx).await,
+        }
+    })
+    .await
+    .map_err(|error| Error::Finalizer(Box::new(error)))?;
+    ctx.backoff.succeeded(&key);
+    Ok(action)
+}
+
+/// The error policy: a step that waits is retried in a second; a failure
+/// is logged, counted and retried with backoff.
+pub fn error_policy(vm: Arc<KiteVirtualMachine>, error: &Error, ctx: Arc<Context<Config>>) -> Action {
+    if error.is_waiting() {
+        tracing::debug!(object = %object_key(&*vm), %error, "waiting");
+        return Action::requeue(Duration::from_secs(1));
+    }
+    ctx.retry_after_error(NAME, &*vm, error)
+}
+
+/// Runs the reconciler on every `KiteVirtualMachine` of the cluster until
+/// `shutdown` completes. Children are watched (by Kite's label), so a
+/// deleted or changed child brings its machine back at once; a change of
+/// the `KitePlatform` reconciles every machine (their domain depends on it).
+pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> + Send + Sync + 'static) {
+    let client = ctx.client.clone();
+    let ours = watcher::Config::default().labels(&format!("{}={}", labels::MANAGED_BY, labels::MANAGED_BY_CONTROLLER));
+    let (dv, machine) = (resources::data_volume(), resources::kubevirt_virtual_machine());
+    let platform_changes = watcher(Api::<KitePlatform>::all(client.clone()), watcher::Config::default())
+        .default_backoff()
+        .applied_objects()
+        .filter_map(|object| async move { object.ok().map(|_| ()) });
+    Controller::new(Api::<KiteVirtualMachine>::all(client.clone()), watcher::Config::default())
+        .owns(Api::<Secret>::all(client.clone()), ours.clone())
+        .owns(Api::<Service>::all(client.clone()), ours.clone())
+        .owns_with(Api::<DynamicObject>::all_with(client.clone(), &dv), dv.clone(), ours.clone())
+        .owns_with(Api::<DynamicObject>::all_with(client.clone(), &machine), machine.clone(), ours)
+        .reconcile_all_on(platform_changes)
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|_| async {})
+        .await;
+}
+
+fn name_of(vm: &KiteVirtualMachine) -> Result<(String, String), Error> {
+    let name = vm.metadata.name.clone().ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "name" })?;
+    let namespace =
+        vm.metadata.namespace.clone().ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "namespace" })?;
+    Ok((name, namespace))
+}
+
+fn child_name(name: Option<String>) -> Result<String, Error> {
+    name.ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "name" })
+}
+
+fn to_json(object: &impl serde::Serialize, what: &str) -> Result<Value, Error> {
+    serde_json::to_value(object).map_err(|source| Error::Serde { what: what.into(), source })
+}
+
+/// The desired-state path.
+async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Action, Error> {
+    if vm.spec.delete {
+        return delete_intent(vm, ctx).await;
+    }
+    let (name, namespace) = name_of(vm)?;
+    let client = &ctx.client;
+    if namespace_terminating(client, &namespace).await? {
+        tracing::debug!(vm = %name, %namespace, "the namespace is terminating; creating nothing");
+        return Ok(Action::await_change());
+    }
+    let platform = Api::<KitePlatform>::all(client.clone())
+        .get_opt(PLATFORM_NAME)
+        .await
+        .map_err(Error::kube("reading the KitePlatform"))?;
+    let base_domain = platform.as_ref().and_then(|p| p.spec.base_domain.clone());
+    let dv_name = child_name(names::data_volume(vm))?;
+    let live_dv = apply::read(client, &resources::data_volume(), Some(&namespace), &dv_name).await?;
+    if live_dv.is_none()
+        && let Some(verdict) = check_against_platform(vm, platform.as_ref(), client).await?
+    {
+        let observed = Observed { base_domain: base_domain.as_deref(), ..Observed::default() };
+        write_status(vm, ctx, &observed, &verdict).await?;
+        return Ok(Action::requeue(if verdict.phase == VirtualMachinePhase::Failed { RESYNC } else { PROGRESS }));
+    }
+    let platform_spec = platform.map(|p| p.spec).unwrap_or_default();
+
+    let (login, host) = ensure_keys(vm, ctx).await?;
+    let user_data = cloud_init::render(&cloud_init::UserData {
+        hostname: &name,
+        user: &vm.spec.ssh_id,
+        gateway_public_key: &login.public_openssh,
+        host_private_key: &host.private_openssh,
+        host_public_key: &host.public_openssh,
+        password_hash: vm.spec.ssh_password_hash.as_deref(),
+    })?;
+    let secret = ApiResource::erase::<Secret>(&());
+    let cloud_init = to_json(&desired::cloud_init_secret(vm, &user_data)?, "the cloud-init Secret")?;
+    apply::ensure(client, FIELD_MANAGER, &secret, &cloud_init).await?;
+
+    let dv = match live_dv {
+        Some(live) => {
+            if !labels::is_managed_by_controller(labels_of(&live).as_ref()) {
+                return Err(Error::NotOurs { kind: "DataVolume".into(), namespace, name: dv_name });
+            }
+            // CDI refuses changes to a DataVolume's spec: a grown disk is
+            // carried out by expanding its claim instead.
+            expand_disk(vm, ctx, &namespace, &dv_name).await?;
+            live
+        }
+        None => {
+            let desired = desired::data_volume(vm, &platform_spec)?;
+            apply::ensure(client, FIELD_MANAGER, &resources::data_volume(), &desired).await?.live
+        }
+    };
+    let machine =
+        apply::ensure(client, FIELD_MANAGER, &resources::kubevirt_virtual_machine(), &desired::virtual_machine(vm)?)
+            .await?
+            .live;
+    let service = to_json(&desired::ssh_service(vm)?, "the SSH Service")?;
+    apply::ensure(client, FIELD_MANAGER, &ApiResource::erase::<Service>(&()), &service).await?;
+
+    let running = machine.pointer("/status/printableStatus").and_then(Value::as_str) == Some("Running");
+    let instance = match running {
+        true => apply::read(client, &resources::kubevirt_virtual_machine_instance(), Some(&namespace), &name).await?,
+        false => None,
+    };
+    let observed = Observed {
+        data_volume: Some(&dv),
+        virtual_machine: Some(&machine),
+        node_name: instance.as_ref().and_then(|i| i.pointer("/status/nodeName")).and_then(Value::as_str),
+        base_domain: base_domain.as_deref(),
+    };
+    let verdict = status::judge(vm, &observed);
+    write_status(vm, ctx, &observed, &verdict).await?;
+    Ok(match verdict.phase {
+        VirtualMachinePhase::Running | VirtualMachinePhase::Stopped | VirtualMachinePhase::Failed => {
+            Action::requeue(RESYNC)
+        }
+        _ => Action::requeue(PROGRESS),
+    })
+}
+
+fn labels_of(object: &Value) -> Option<std::collections::BTreeMap<String, String>> {
+    serde_json::from_value(object.pointer("/metadata/labels")?.clone()).ok()
+}
+
+async fn namespace_terminating(client: &Client, namespace: &str) -> Result<bool, Error> {
+    let live = Api::<Namespace>::all(client.clone())
+        .get_opt(namespace)
+        .await
+        .map_err(Error::kube(format!("reading the namespace {namespace}")))?;
+    Ok(match live {
+        None => true,
+        Some(ns) => {
+            ns.metadata.deletion_timestamp.is_some()
+                || ns.status.and_then(|s| s.phase).as_deref() == Some("Terminating")
+        }
+    })
+}
+
+/// Step 1: whether the machine may be created on this platform. `None` when
+/// it may; else the verdict that holds it back.
+async fn check_against_platform(
+    vm: &KiteVirtualMachine,
+    platform: Option<&KitePlatform>,
+    client: &Client,
+) -> Result<Option<Verdict>, Error> {
+    use VirtualMachinePhase::{Failed, Pending};
+    let Some(platform) = platform else {
+        return Ok(Some(Verdict::blocked(
+            Pending,
+            "PlatformNotConfigured",
+            "The platform is not set up yet; the machine will be created once an administrator finishes.",
+        )));
+    };
+    let Some(image) = platform.spec.golden_images.iter().find(|image| image.name == vm.spec.image) else {
+        return Ok(Some(Verdict::blocked(
+            Failed,
+            "ImageNotOffered",
+            format!(
+                "The image \"{}\" is not offered here. Create the machine from one of the listed images.",
+                vm.spec.image
+            ),
+        )));
+    };
+    let Some(disk) = quantity::bytes(&vm.spec.disk) else {
+        return Ok(Some(Verdict::blocked(
+            Failed,
+            "InvalidDisk",
+            format!("The disk size \"{}\" is not a size.", vm.spec.disk.0),
+        )));
+    };
+    if quantity::bytes(&vm.spec.memory).is_none() {
+        return Ok(Some(Verdict::blocked(
+            Failed,
+            "InvalidMemory",
+            format!("The memory size \"{}\" is not a size.", vm.spec.memory.0),
+        )));
+    }
+    if quantity::bytes(&image.size).is_some_and(|minimum| disk < minimum) {
+        return Ok(Some(Verdict::blocked(
+            Failed,
+            "DiskTooSmall",
+            format!("The disk must be at least {}, the size of the image.", image.size.0),
+        )));
+    }
+    let golden =
+        apply::read(client, &resources::data_volume(), Some(&platform.spec.golden_image_namespace), &image.name)
+            .await?;
+    let ready = golden.as_ref().is_some_and(|dv| {
+        labels::is_managed_by_controller(labels_of(dv).as_ref())
+            && dv.pointer("/status/phase").and_then(Value::as_str) == Some("Succeeded")
+    });
+    Ok((!ready).then(|| {
+        Verdict::blocked(
+            Pending,
+            "ImageNotReady",
+            "The image is still being prepared; the machine will be created as soon as it is ready.",
+        )
+    }))
+}
+
+/// Step 2: the key pairs, from the existing Secret or made once.
+async fn ensure_keys(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<(KeyPair, KeyPair), Error> {
+    let (name, namespace) = name_of(vm)?;
+    let secret_name = child_name(names::ssh_key_secret(vm))?;
+    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
+    let read = |what| Error::kube(format!("{what} the Secret {namespace}/{secret_name}"));
+    if let Some(secret) = secrets.get_opt(&secret_name).await.map_err(read("reading"))? {
+        return keys_from(&secret, &namespace, &secret_name);
+    }
+    let login = ctx.config.keys.generate(&format!("kite-gateway@{name}"))?;
+    let host = ctx.config.keys.generate(&format!("root@{name}"))?;
+    let secret = desired::ssh_key_secret(vm, &login, &host)?;
+    let params = PostParams { field_manager: Some(FIELD_MANAGER.into()), ..PostParams::default() };
+    match secrets.create(&params, &secret).await {
+        Ok(_) => {
+            let note = "Created the SSH keys the gateway uses to reach the machine.".to_string();
+            ctx.event(vm, EventType::Normal, "KeysCreated", "CreateSecret", note).await;
+            Ok((login, host))
+        }
+        // Another pass created it first: use that one.
+        Err(kube::Error::Api(status)) if status.is_already_exists() => {
+            let secret = secrets.get(&secret_name).await.map_err(read("reading"))?;
+            keys_from(&secret, &namespace, &secret_name)
+        }
+        Err(source) => Err(read("creating")(source)),
+    }
+}
+
+fn keys_from(secret: &Secret, namespace: &str, name: &str) -> Result<(KeyPair, KeyPair), Error> {
+    if !labels::is_managed_by_controller(secret.metadata.labels.as_ref()) {
+        return Err(Error::NotOurs { kind: "Secret".into(), namespace: namespace.into(), name: name.into() });
+    }
+    let get = |key: &'static str| {
+        secret
+            .data
+            .as_ref()
+            .and_then(|data| data.get(key))
+            .and_then(|value| String::from_utf8(value.0.clone()).ok())
+            .filter(|value| !value.trim().is_empty())
+            .ok_or(Error::BadSecret { namespace: namespace.into(), name: name.into(), key })
+    };
+    let login =
+        KeyPair { private_openssh: get(ssh_secret::PRIVATE_KEY)?, public_openssh: get(ssh_secret::PUBLIC_KEY)? };
+    let host = KeyPair {
+        private_openssh: get(ssh_secret::HOST_PRIVATE_KEY)?,
+        public_openssh: get(ssh_secret::HOST_PUBLIC_KEY)?,
+    };
+    Ok((login, host))
+}
+
+/// A grown `spec.disk`: expands the DataVolume's claim (the StorageClass
+/// allows volume expansion); a shrink is refused by the CRD itself.
+async fn expand_disk(
+    vm: &KiteVirtualMachine,
+    ctx: &Context<Config>,
+    namespace: &str,
+    claim: &str,
+) -> Result<(), Error> {
+    let Some(wanted) = quantity::bytes(&vm.spec.disk) else { return Ok(()) };
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), namespace);
+    let what = format!("the PersistentVolumeClaim {namespace}/{claim}");
+    let Some(live) = claims.get_opt(claim).await.map_err(Error::kube(format!("reading {what}")))? else {
+        return Ok(());
+    };
+    let requested =
+        live.spec.and_then(|s| s.resources).and_then(|r| r.requests).and_then(|r| r.get("storage").cloned());
+    if requested.as_ref().and_then(quantity::bytes).is_none_or(|have| have >= wanted) {
+        return Ok(());
+    }
+    let patch = json!({"spec": {"resources": {"requests": {"storage": vm.spec.disk.0}}}});
+    claims
+        .patch(claim, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(Error::kube(format!("expanding {what}")))?;
+    let note = format!("Growing the disk to {}.", vm.spec.disk.0);
+    ctx.event(vm, EventType::Normal, "DiskExpanding", "ExpandDisk", note).await;
+    Ok(())
+}
+
+/// Step 4: the status, written only when it changed, with an Event when the phase did.
+async fn write_status(
+    vm: &KiteVirtualMachine,
+    ctx: &Context<Config>,
+    observed: &Observed<'_>,
+    verdict: &Verdict,
+) -> Result<(), Error> {
+    let (name, namespace) = name_of(vm)?;
+    let previous = vm.status.as_ref();
+    let next = status::status(vm, previous, observed, verdict, crate::reconcile::now());
+    if previous == Some(&next) {
+        return Ok(());
+    }
+    let api: Api<KiteVirtualMachine> = Api::namespaced(ctx.client.clone(), &namespace);
+    apply_status(&api, &name, STATUS_MANAGER, &next).await?;
+    if previous.and_then(|s| s.phase) != Some(verdict.phase) {
+        let type_ = if verdict.phase == VirtualMachinePhase::Failed { EventType::Warning } else { EventType::Normal };
+        tracing::info!(vm = %name, %namespace, phase = ?verdict.phase, reason = verdict.reason, "phase changed");
+        ctx.event(vm, type_, verdict.reason, "Reconcile", verdict.message.clone()).await;
+    }
+    Ok(())
+}
+
+/// `spec.delete: true`: remove the children, then the object itself.
+async fn delete_intent(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Action, Error> {
+    remove_children(vm, ctx).await?;
+    let (name, namespace) = name_of(vm)?;
+    let api: Api<KiteVirtualMachine> = Api::namespaced(ctx.client.clone(), &namespace);
+    match api.delete(&name, &DeleteParams::default()).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.is_not_found() => {}
+        Err(source) => {
+            return Err(Error::Kube { action: format!("deleting KiteVirtualMachine {namespace}/{name}"), source });
+        }
+    }
+    Ok(Action::await_change())
+}
+
+/// The deletion path: remove the children; the finalizer helper then lets the object go.
+async fn clean_up(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Action, Error> {
+    remove_children(vm, ctx).await?;
+    let note = "Removed the machine and everything Kite created for it.".to_string();
+    ctx.event(vm, EventType::Normal, "Deleted", "Delete", note).await;
+    Ok(Action::await_change())
+}
+
+/// The KubeVirt VirtualMachine first, and only once it is gone the other
+/// children. [`Error::Waiting`] while anything is still going away.
+async fn remove_children(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<(), Error> {
+    let (name, namespace) = name_of(vm)?;
+    let client = &ctx.client;
+    if vm.status.as_ref().and_then(|s| s.phase) != Some(VirtualMachinePhase::Deleting) {
+        let verdict = Verdict::blocked(VirtualMachinePhase::Deleting, "Deleting", "The machine is being deleted.");
+        write_status(vm, ctx, &Observed::default(), &verdict).await?;
+    }
+    let machine = resources::kubevirt_virtual_machine();
+    if apply::remove(client, &machine, Some(&namespace), &name).await? == Removal::Deleting {
+        return Err(Error::Waiting(format!("the KubeVirt VirtualMachine {namespace}/{name} to go")));
+    }
+    let secret = ApiResource::erase::<Secret>(&());
+    let children = [
+        (ApiResource::erase::<Service>(&()), names::ssh_service(vm)),
+        (resources::data_volume(), names::data_volume(vm)),
+        (secret.clone(), names::cloud_init_secret(vm)),
+        (secret, names::ssh_key_secret(vm)),
+    ];
+    let mut remaining = Vec::new();
+    for (resource, child) in children {
+        let child = child_name(child)?;
+        if apply::remove(client, &resource, Some(&namespace), &child).await? == Removal::Deleting {
+            remaining.push(format!("{} {child}", resource.kind));
+        }
+    }
+    match remaining.is_empty() {
+        true => Ok(()),
+        false => Err(Error::Waiting(format!("{} in {namespace} to go", remaining.join(", ")))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{KiteVirtualMachineSpec, PowerState};
+    use crate::reconcile::Metrics;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    use keys::MockKeyGenerator;
+
+    fn a_vm() -> KiteVirtualMachine {
+        let mut vm = KiteVirtualMachine::new(
+            "web",
+            KiteVirtualMachineSpec {
+                cpu: 1,
+                memory: Quantity("1Gi".into()),
+                disk: Quantity("25Gi".into()),
+                image: "ubuntu-22.04".into(),
+                power_state: PowerState::On,
+                domain_prefix: None,
+                ssh_id: "alice".into(),
+                ssh_password_hash: None,
+                delete: false,
+            },
+        );
+        vm.metadata.namespace = Some("default".into());
+        vm.metadata.uid = Some("0b6f7c1e-0000-4000-8000-000000000009".into());
+        vm
+    }
+
+    fn context(keys: MockKeyGenerator, server: &kite_testkit::FakeApiServer) -> Context<Config> {
+        Context::new(server.client(), Config { keys: Arc::new(keys) }, Metrics::default(), None)
+    }
+
+    #[tokio::test]
+    async fn keys_are_made_once_and_never_again_while_their_secret_exists() {
+        let server = kite_testkit::FakeApiServer::new().unwrap();
+        let mut keys = MockKeyGenerator::new();
+        keys.expect_generate().times(2).returning(|comment| {
+            Ok(KeyPair {
+                private_openssh: format!("private {comment}"),
+                public_openssh: format!("ssh-ed25519 AAAA {comment}"),
+            })
+        });
+        let ctx = context(keys, &server);
+        let first = ensure_keys(&a_vm(), &ctx).await.unwrap();
+        let again = ensure_keys(&a_vm(), &ctx).await.unwrap();
+        assert_eq!(first, again);
+        assert_eq!(first.0.public_openssh, "ssh-ed25519 AAAA kite-gateway@web");
+        assert_eq!(first.1.public_openssh, "ssh-ed25519 AAAA root@web");
+        // The mock checks on drop that exactly two pairs were made.
+    }
+
+    #[tokio::test]
+    async fn a_secret_of_that_name_that_is_not_kites_is_neither_used_nor_replaced() {
+        let server = kite_testkit::FakeApiServer::new().unwrap();
+        let theirs = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "web-ssh-key", "namespace": "default"},
+            "stringData": {"ssh-privatekey": "theirs"}, "type": "kubernetes.io/ssh-auth"});
+        server.create("", "v1", "secrets", Some("default"), theirs).unwrap();
+        let mut keys = MockKeyGenerator::new();
+        keys.expect_generate().never();
+        let error = ensure_keys(&a_vm(), &context(keys, &server)).await.unwrap_err();
+        assert!(matches!(error, Error::NotOurs { .. }), "{error}");
+    }
+}

@@ -1,0 +1,338 @@
+//! The tenant, VM and gateway reconcilers, run as `kite controller` runs
+//! them (`kube::runtime::Controller`), against kite-testkit's API server
+//! and its simulated KubeVirt and CDI.
+
+mod fixtures;
+
+use fixtures::*;
+use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use kite_core::api::*;
+use kite_core::reconcile::resources;
+use kite_core::{labels, ssh_secret, tenant, vm};
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use serde_json::json;
+use std::time::Duration;
+
+const WITHIN: Duration = Duration::from_secs(20);
+
+fn phase_of(vm: &KiteVirtualMachine) -> Option<VirtualMachinePhase> {
+    vm.status.as_ref().and_then(|s| s.phase)
+}
+
+/// A cluster with the platform, user `alice` Ready and her machine `web` Running.
+async fn alice_with_a_running_machine() -> (Cluster, String) {
+    let mut cluster = Cluster::new().await;
+    cluster.with_platform(a_platform()).await;
+    cluster.run();
+    let user = cluster.create_user(a_user("alice")).await;
+    let ns = user.spec.namespace.clone();
+    let users: Api<KiteUser> = Api::all(cluster.client.clone());
+    eventually(WITHIN, "alice's namespace to be ready", || async {
+        let user = users.get("alice").await.unwrap();
+        (user.status.as_ref().and_then(|s| s.phase) == Some(UserPhase::Ready)).then_some(())
+    })
+    .await;
+    cluster.create_vm(&ns, a_vm("web").build()).await;
+    eventually(WITHIN, "web to run", || async {
+        let vm = cluster.vm(&ns, "web").await?;
+        (phase_of(&vm) == Some(VirtualMachinePhase::Running)).then_some(())
+    })
+    .await;
+    (cluster, ns)
+}
+
+#[tokio::test]
+async fn a_user_and_a_machine_converge_to_running() {
+    let (mut cluster, ns) = alice_with_a_running_machine().await;
+    let client = cluster.client.clone();
+
+    // The tenant: a labelled namespace and the four policies, each saying why.
+    let namespace = Api::<Namespace>::all(client.clone()).get(&ns).await.unwrap();
+    assert!(labels::is_managed_by_controller(namespace.metadata.labels.as_ref()));
+    let policies = Api::<NetworkPolicy>::namespaced(client.clone(), &ns).list(&ListParams::default()).await.unwrap();
+    let mut names: Vec<String> = policies.items.iter().map(|p| p.name_any()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["kite-allow-cdi-upload", "kite-allow-ssh-from-platform", "kite-allow-vm-egress", "kite-default-deny"]
+    );
+    assert!(policies.items.iter().all(|p| p.annotations().contains_key(tenant::desired::WHY)));
+    let user = Api::<KiteUser>::all(client.clone()).get("alice").await.unwrap();
+    let status = user.status.unwrap();
+    assert_eq!(status.observed_namespace.as_deref(), Some(ns.as_str()));
+    assert_eq!(status.conditions[0].type_, "NamespaceReady");
+    assert_eq!(status.conditions[0].status, ConditionStatus::True);
+
+    // The machine: status mirrors what was observed, and names the children.
+    let vm = cluster.vm(&ns, "web").await.unwrap();
+    let status = vm.status.clone().unwrap();
+    assert_eq!(status.current_power_state, Some(PowerState::On));
+    assert_eq!(status.domain.as_deref(), Some("web.example.org"));
+    assert_eq!(status.node_name.as_deref(), Some("kite-node-1"));
+    assert_eq!(status.data_volume_phase.as_deref(), Some("Succeeded"));
+    assert_eq!(status.observed_generation, vm.metadata.generation);
+    assert!(vm.finalizers().iter().any(|f| f == labels::VM_CLEANUP_FINALIZER));
+    let ready = &status.conditions[0];
+    assert_eq!((ready.type_.as_str(), ready.status), ("VirtualMachineReady", ConditionStatus::True));
+
+    // The children exist, are Kite's, and are owned by the machine.
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &ns);
+    let keys = secrets.get("web-ssh-key").await.unwrap();
+    assert_eq!(keys.type_.as_deref(), Some("kubernetes.io/ssh-auth"));
+    let data = keys.data.unwrap();
+    for key in
+        [ssh_secret::PRIVATE_KEY, ssh_secret::PUBLIC_KEY, ssh_secret::HOST_PRIVATE_KEY, ssh_secret::HOST_PUBLIC_KEY]
+    {
+        assert!(data.contains_key(key), "the SSH Secret has no {key}");
+    }
+    let user_data = secrets.get("web-cloud-init-userdata").await.unwrap().data.unwrap()["userdata"].0.clone();
+    let user_data = String::from_utf8(user_data).unwrap();
+    let gateway_key = String::from_utf8(data[ssh_secret::PUBLIC_KEY].0.clone()).unwrap();
+    assert!(user_data.starts_with("#cloud-config\n"));
+    let parsed: serde_json::Value = serde_saphyr::from_str(&user_data).unwrap();
+    assert_eq!(
+        parsed["users"][0]["ssh_authorized_keys"][0],
+        gateway_key.trim(),
+        "cloud-init must trust the gateway's key"
+    );
+    assert_eq!(parsed["users"][0]["name"], "web");
+    let service = Api::<Service>::namespaced(client.clone(), &ns).get("vps-access-web").await.unwrap();
+    assert_eq!(service.owner_references()[0].kind, "KiteVirtualMachine");
+    for (resource, name) in [(resources::data_volume(), "web-disk"), (resources::kubevirt_virtual_machine(), "web")] {
+        let object = Api::<DynamicObject>::namespaced_with(client.clone(), &ns, &resource).get(name).await.unwrap();
+        assert_eq!(object.owner_references()[0].uid, vm.uid().unwrap());
+        assert_eq!(object.labels()[labels::VM_NAME], "web");
+        assert_eq!(object.labels()[labels::VM_NAMESPACE], ns);
+    }
+    cluster.stop().await;
+}
+
+#[tokio::test]
+async fn a_second_pass_over_converged_objects_writes_nothing() {
+    let (mut cluster, ns) = alice_with_a_running_machine().await;
+    cluster.stop().await;
+    let client = cluster.client.clone();
+    let vm = cluster.vm(&ns, "web").await.unwrap();
+    let user = Api::<KiteUser>::all(client.clone()).get("alice").await.unwrap();
+    cluster.server.reset_requests();
+    vm::reconcile(std::sync::Arc::new(vm), cluster.context(vm::Config::default())).await.unwrap();
+    let tenants = cluster.context(tenant::Config { platform_namespace: PLATFORM_NS.into() });
+    tenant::reconcile(std::sync::Arc::new(user), tenants).await.unwrap();
+    let writes: Vec<String> = cluster
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.verb.is_write())
+        .map(|r| format!("{:?} {}", r.verb, r.resource))
+        .collect();
+    assert_eq!(writes, Vec::<String>::new(), "a steady-state pass must only read");
+    assert!(cluster.server.request_counts().keys().any(|k| k.starts_with("get ")), "the pass did read");
+}
+
+#[tokio::test]
+async fn a_deleted_child_comes_back() {
+    let (mut cluster, ns) = alice_with_a_running_machine().await;
+    let services: Api<Service> = Api::namespaced(cluster.client.clone(), &ns);
+    let before = services.get("vps-access-web").await.unwrap();
+    services.delete("vps-access-web", &DeleteParams::default()).await.unwrap();
+    let policies: Api<NetworkPolicy> = Api::namespaced(cluster.client.clone(), &ns);
+    policies.delete("kite-default-deny", &DeleteParams::default()).await.unwrap();
+    eventually(Duration::from_secs(5), "the Service to come back", || async {
+        let again = services.get_opt("vps-access-web").await.unwrap()?;
+        (uid(&again) != uid(&before)).then_some(())
+    })
+    .await;
+    eventually(Duration::from_secs(5), "the policy to come back", || async {
+        policies.get_opt("kite-default-deny").await.unwrap().map(|_| ())
+    })
+    .await;
+    cluster.stop().await;
+}
+
+async fn kites_children_of_web(cluster: &Cluster, ns: &str) -> Vec<String> {
+    let selector = format!("{}=web", labels::VM_NAME);
+    let mut left = vec![];
+    for resource in [
+        kube::core::ApiResource::erase::<Secret>(&()),
+        kube::core::ApiResource::erase::<Service>(&()),
+        resources::data_volume(),
+        resources::kubevirt_virtual_machine(),
+    ] {
+        let api = Api::<DynamicObject>::namespaced_with(cluster.client.clone(), ns, &resource);
+        for object in api.list(&ListParams::default().labels(&selector)).await.unwrap() {
+            left.push(format!("{} {}", resource.kind, object.name_any()));
+        }
+    }
+    left
+}
+
+#[tokio::test]
+async fn deleting_a_machine_leaves_no_child_behind() {
+    let (mut cluster, ns) = alice_with_a_running_machine().await;
+    let vms: Api<KiteVirtualMachine> = Api::namespaced(cluster.client.clone(), &ns);
+    vms.delete("web", &DeleteParams::default()).await.unwrap();
+    eventually(WITHIN, "web to be gone", || async { vms.get_opt("web").await.unwrap().is_none().then_some(()) }).await;
+    assert_eq!(kites_children_of_web(&cluster, &ns).await, Vec::<String>::new());
+    cluster.stop().await;
+}
+
+#[tokio::test]
+async fn a_delete_request_in_the_spec_removes_the_machine_and_then_the_object() {
+    let (mut cluster, ns) = alice_with_a_running_machine().await;
+    let vms: Api<KiteVirtualMachine> = Api::namespaced(cluster.client.clone(), &ns);
+    vms.patch("web", &PatchParams::default(), &Patch::Merge(json!({"spec": {"delete": true}}))).await.unwrap();
+    eventually(WITHIN, "web to be gone", || async { vms.get_opt("web").await.unwrap().is_none().then_some(()) }).await;
+    assert_eq!(kites_children_of_web(&cluster, &ns).await, Vec::<String>::new());
+    cluster.stop().await;
+}
+
+#[tokio::test]
+async fn a_failing_disk_gives_failed_with_a_sentence_for_people() {
+    let mut cluster = Cluster::new().await;
+    cluster.with_platform(a_platform()).await;
+    cluster.run();
+    let ns = cluster.create_user(a_user("bob")).await.spec.namespace;
+    eventually(WITHIN, "bob's namespace", || async {
+        Api::<Namespace>::all(cluster.client.clone()).get_opt(&ns).await.unwrap().map(|_| ())
+    })
+    .await;
+    cluster.simulation.fail_data_volume(&ns, "db-disk", "clone source pod: connection refused to 10.42.0.7:8443");
+    cluster.create_vm(&ns, a_vm("db").build()).await;
+    let vm = eventually(WITHIN, "db to fail", || async {
+        let vm = cluster.vm(&ns, "db").await?;
+        (phase_of(&vm) == Some(VirtualMachinePhase::Failed)).then_some(vm)
+    })
+    .await;
+    let status = vm.status.unwrap();
+    let condition = &status.conditions[0];
+    assert_eq!(condition.reason.as_deref(), Some("DataVolumeFailed"));
+    let sentence = condition.message.as_deref().unwrap();
+    assert!(!sentence.contains("10.42") && !sentence.contains("db-disk"), "no internals for users: {sentence}");
+    assert!(status.data_volume_message.unwrap().contains("connection refused"), "the raw message is kept for admins");
+    assert_eq!(status.data_volume_phase.as_deref(), Some("Failed"));
+    cluster.stop().await;
+}
+
+#[tokio::test]
+async fn an_image_the_platform_does_not_offer_is_refused_and_nothing_is_cloned() {
+    let mut cluster = Cluster::new().await;
+    cluster.with_platform(a_platform()).await;
+    // A PVC of the platform namespace that is no golden image.
+    cluster.run();
+    let ns = cluster.create_user(a_user("carol")).await.spec.namespace;
+    eventually(WITHIN, "carol's namespace", || async {
+        Api::<Namespace>::all(cluster.client.clone()).get_opt(&ns).await.unwrap().map(|_| ())
+    })
+    .await;
+    cluster.create_vm(&ns, a_vm("sneaky").of_image("kite-api-database").build()).await;
+    cluster.create_vm(&ns, a_vm("tiny").with_disk("1Gi").build()).await;
+    for (name, reason) in [("sneaky", "ImageNotOffered"), ("tiny", "DiskTooSmall")] {
+        let vm = eventually(WITHIN, "the machine to fail", || async {
+            let vm = cluster.vm(&ns, name).await?;
+            (phase_of(&vm) == Some(VirtualMachinePhase::Failed)).then_some(vm)
+        })
+        .await;
+        assert_eq!(vm.status.unwrap().conditions[0].reason.as_deref(), Some(reason));
+    }
+    let volumes = Api::<DynamicObject>::namespaced_with(cluster.client.clone(), &ns, &resources::data_volume());
+    assert!(volumes.list(&ListParams::default()).await.unwrap().items.is_empty(), "nothing may be cloned");
+    cluster.stop().await;
+}
+
+#[tokio::test]
+async fn an_existing_namespace_that_is_not_kites_is_refused_not_adopted() {
+    let mut cluster = Cluster::new().await;
+    cluster.create_namespace("kite-user-dave", false).await;
+    cluster.run();
+    cluster.create_user(a_user("dave")).await;
+    let users: Api<KiteUser> = Api::all(cluster.client.clone());
+    let user = eventually(WITHIN, "dave to fail", || async {
+        let user = users.get("dave").await.unwrap();
+        (user.status.as_ref().and_then(|s| s.phase) == Some(UserPhase::Failed)).then_some(user)
+    })
+    .await;
+    assert_eq!(user.status.unwrap().conditions[0].reason.as_deref(), Some("NamespaceNotManaged"));
+    let policies = Api::<NetworkPolicy>::namespaced(cluster.client.clone(), "kite-user-dave");
+    assert!(policies.list(&ListParams::default()).await.unwrap().items.is_empty());
+    let ns = Api::<Namespace>::all(cluster.client.clone()).get("kite-user-dave").await.unwrap();
+    assert!(!labels::is_managed_by_controller(ns.metadata.labels.as_ref()));
+    cluster.stop().await;
+}
+
+#[tokio::test]
+async fn deleting_a_user_releases_their_namespace() {
+    let mut cluster = Cluster::new().await;
+    cluster.run();
+    let ns = cluster.create_user(a_user("erin")).await.spec.namespace;
+    let namespaces: Api<Namespace> = Api::all(cluster.client.clone());
+    eventually(WITHIN, "erin's namespace", || async { namespaces.get_opt(&ns).await.unwrap().map(|_| ()) }).await;
+    Api::<KiteUser>::all(cluster.client.clone()).delete("erin", &DeleteParams::default()).await.unwrap();
+    eventually(WITHIN, "the namespace to go", || async {
+        namespaces.get_opt(&ns).await.unwrap().is_none().then_some(())
+    })
+    .await;
+    cluster.stop().await;
+}
+
+#[tokio::test]
+async fn the_gateway_is_exposed_only_as_asked_and_ready_only_with_an_address() {
+    let mut cluster = Cluster::new().await;
+    let mut spec = KitePlatformSpec::default();
+    spec.ssh_gateway.external_enabled = true;
+    cluster.with_platform(spec).await;
+    cluster.run();
+    let platforms: Api<KitePlatform> = Api::all(cluster.client.clone());
+    let gateway_phase =
+        || async { platforms.get(PLATFORM_NAME).await.unwrap().status.and_then(|s| s.ssh_gateway).map(|g| g.phase) };
+    eventually(WITHIN, "Blocked", || async { (gateway_phase().await == Some(GatewayPhase::Blocked)).then_some(()) })
+        .await;
+
+    let enable = json!({"spec": {"sshGateway": {"externalEnabled": true, "externalPort": 2222}}});
+    platforms.patch(PLATFORM_NAME, &PatchParams::default(), &Patch::Merge(&enable)).await.unwrap();
+    eventually(WITHIN, "Reconciling", || async {
+        (gateway_phase().await == Some(GatewayPhase::Reconciling)).then_some(())
+    })
+    .await;
+    let services: Api<Service> = Api::namespaced(cluster.client.clone(), PLATFORM_NS);
+    let service = services.get("kite-gateway-external").await.unwrap();
+    let spec = service.spec.unwrap();
+    assert_eq!(spec.type_.as_deref(), Some("LoadBalancer"));
+    assert_eq!(spec.ports.unwrap()[0].port, 2222);
+
+    // The load balancer reports an address: now, and only now, Ready.
+    let address = json!({"status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.7"}]}}});
+    services.patch_status("kite-gateway-external", &PatchParams::default(), &Patch::Merge(&address)).await.unwrap();
+    eventually(WITHIN, "Ready", || async { (gateway_phase().await == Some(GatewayPhase::Ready)).then_some(()) }).await;
+    let status = platforms.get(PLATFORM_NAME).await.unwrap().status.unwrap().ssh_gateway.unwrap();
+    assert_eq!(status.observed_external_port, Some(2222));
+    assert!(status.message.unwrap().contains("203.0.113.7"));
+
+    let disable = json!({"spec": {"sshGateway": {"externalEnabled": false}}});
+    platforms.patch(PLATFORM_NAME, &PatchParams::default(), &Patch::Merge(&disable)).await.unwrap();
+    eventually(WITHIN, "Disabled", || async { (gateway_phase().await == Some(GatewayPhase::Disabled)).then_some(()) })
+        .await;
+    assert!(services.get_opt("kite-gateway-external").await.unwrap().is_none(), "disabled removes the Service");
+    cluster.stop().await;
+}
+
+#[tokio::test]
+async fn stopping_a_machine_is_observed_as_stopped() {
+    let (mut cluster, ns) = alice_with_a_running_machine().await;
+    let vms: Api<KiteVirtualMachine> = Api::namespaced(cluster.client.clone(), &ns);
+    vms.patch("web", &PatchParams::default(), &Patch::Merge(json!({"spec": {"powerState": "Off"}}))).await.unwrap();
+    let vm = eventually(WITHIN, "web to stop", || async {
+        let vm = cluster.vm(&ns, "web").await?;
+        (phase_of(&vm) == Some(VirtualMachinePhase::Stopped)).then_some(vm)
+    })
+    .await;
+    assert_eq!(vm.status.unwrap().current_power_state, Some(PowerState::Off));
+    let machine =
+        Api::<DynamicObject>::namespaced_with(cluster.client.clone(), &ns, &resources::kubevirt_virtual_machine())
+            .get("web")
+            .await
+            .unwrap();
+    assert_eq!(machine.data["spec"]["runStrategy"], "Halted");
+    cluster.stop().await;
+}
