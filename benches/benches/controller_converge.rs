@@ -11,9 +11,9 @@ mod common;
 
 use common::{free_port_addr, full_run, kite_binary};
 use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kite_core::api::*;
 use kite_testkit::FakeApiServer;
+use kite_testkit::fixtures::{a_platform, a_user, a_vm};
 use kube::api::{Api, ListParams, PostParams};
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
@@ -61,14 +61,7 @@ async fn main() {
     let mut ns = Namespace::default();
     ns.metadata.name = Some("kite".into());
     Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await.unwrap();
-    let platform = KitePlatformSpec {
-        golden_images: vec![GoldenImage {
-            name: "ubuntu-22.04".into(),
-            source: GoldenImageSource { http: HttpSource { url: "https://images.example.org/jammy.img".into() } },
-            size: Quantity("4Gi".into()),
-        }],
-        ..KitePlatformSpec::default()
-    };
+    let platform = a_platform();
     Api::<KitePlatform>::all(client.clone())
         .create(&PostParams::default(), &KitePlatform::new(PLATFORM_NAME, platform))
         .await
@@ -93,18 +86,9 @@ async fn main() {
     let user_api: Api<KiteUser> = Api::all(client.clone());
     let mut namespaces = Vec::new();
     for u in 0..users {
-        let name = format!("user-{u}");
-        let spec = KiteUserSpec {
-            username: name.clone(),
-            email: format!("{name}@example.org"),
-            password: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA".into(),
-            namespace: format!("kite-user-{u}"),
-            profile_image: String::new(),
-            access_level: AccessLevel::User,
-            ssh_authorized_keys: vec![],
-        };
-        namespaces.push(spec.namespace.clone());
-        user_api.create(&PostParams::default(), &KiteUser::new(&name, spec)).await.unwrap();
+        let user = a_user(&format!("user-{u}"));
+        namespaces.push(user.spec.namespace.clone());
+        user_api.create(&PostParams::default(), &user).await.unwrap();
     }
     let ns_api: Api<Namespace> = Api::all(client.clone());
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -135,19 +119,9 @@ async fn main() {
     let vms = Api::<KiteVirtualMachine>::all(client.clone());
     for m in 0..machines {
         let namespace = &namespaces[m % users];
-        let spec = KiteVirtualMachineSpec {
-            cpu: 1,
-            memory: Quantity("1Gi".into()),
-            disk: Quantity("20Gi".into()),
-            image: "ubuntu-22.04".into(),
-            power_state: PowerState::On,
-            domain_prefix: None,
-            ssh_id: format!("vm_{m}"),
-            ssh_password_hash: None,
-            delete: false,
-        };
+        let vm = a_vm(&format!("vm-{m}")).with_disk("20Gi").build();
         Api::<KiteVirtualMachine>::namespaced(client.clone(), namespace)
-            .create(&PostParams::default(), &KiteVirtualMachine::new(&format!("vm-{m}"), spec))
+            .create(&PostParams::default(), &vm)
             .await
             .unwrap();
     }

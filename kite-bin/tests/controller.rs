@@ -5,9 +5,9 @@
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kite_core::api::*;
 use kite_testkit::FakeApiServer;
+use kite_testkit::fixtures::{a_platform, a_user, a_vm, eventually};
 use kite_testkit::openssh::{free_port, run_bounded, text};
 use kube::api::{Api, PostParams};
 use std::io::{Read, Write};
@@ -50,17 +50,6 @@ fn http_get(address: SocketAddr, path: &str) -> Option<(u16, String)> {
     Some((code, response.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default()))
 }
 
-async fn eventually<T>(within: Duration, what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "timed out after {within:?} waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 async fn serve(server: &FakeApiServer, dir: &Path) -> std::path::PathBuf {
     let address = server.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let kubeconfig = dir.join("kubeconfig");
@@ -95,58 +84,25 @@ async fn the_controller_converges_a_machine_and_reports_on_itself() {
     let mut ns = Namespace::default();
     ns.metadata.name = Some("kite".into());
     Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await.unwrap();
-    let platform = KitePlatformSpec {
-        base_domain: Some("vms.example.org".into()),
-        golden_images: vec![GoldenImage {
-            name: "ubuntu-22.04".into(),
-            source: GoldenImageSource { http: HttpSource { url: "https://images.example.org/jammy.img".into() } },
-            size: Quantity("4Gi".into()),
-        }],
-        ..KitePlatformSpec::default()
-    };
     Api::<KitePlatform>::all(client.clone())
-        .create(&PostParams::default(), &KitePlatform::new(PLATFORM_NAME, platform))
+        .create(&PostParams::default(), &KitePlatform::new(PLATFORM_NAME, a_platform()))
         .await
         .unwrap();
 
     let probes: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
     let mut controller = start_controller(&kubeconfig, probes);
     let within = Duration::from_secs(30);
-    eventually(within, "/readyz", async || http_get(probes, "/readyz").filter(|(code, _)| *code == 200)).await;
+    eventually(within, "/readyz", || async { http_get(probes, "/readyz").filter(|(code, _)| *code == 200) }).await;
     assert_eq!(http_get(probes, "/healthz").unwrap().0, 200);
 
-    let user = KiteUser::new(
-        "ku-alice",
-        KiteUserSpec {
-            username: "alice".into(),
-            email: "alice@example.org".into(),
-            password: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA".into(),
-            namespace: "kite-user-alice".into(),
-            profile_image: String::new(),
-            access_level: AccessLevel::User,
-            ssh_authorized_keys: vec![],
-        },
-    );
+    let user = a_user("alice");
     Api::<KiteUser>::all(client.clone()).create(&PostParams::default(), &user).await.unwrap();
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    eventually(within, "alice's namespace", async || namespaces.get_opt("kite-user-alice").await.unwrap()).await;
-    let vm = KiteVirtualMachine::new(
-        "web",
-        KiteVirtualMachineSpec {
-            cpu: 2,
-            memory: Quantity("2Gi".into()),
-            disk: Quantity("25Gi".into()),
-            image: "ubuntu-22.04".into(),
-            power_state: PowerState::On,
-            domain_prefix: Some("web".into()),
-            ssh_id: "alice_web".into(),
-            ssh_password_hash: None,
-            delete: false,
-        },
-    );
+    eventually(within, "alice's namespace", || async { namespaces.get_opt("kite-user-alice").await.unwrap() }).await;
+    let vm = a_vm("web").sized(2, "2Gi").with_ssh_id("alice_web").build();
     let vms: Api<KiteVirtualMachine> = Api::namespaced(client.clone(), "kite-user-alice");
     vms.create(&PostParams::default(), &vm).await.unwrap();
-    eventually(within, "web to run", async || {
+    eventually(within, "web to run", || async {
         let vm = vms.get("web").await.unwrap();
         (vm.status?.phase == Some(VirtualMachinePhase::Running)).then_some(())
     })

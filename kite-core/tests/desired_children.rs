@@ -2,10 +2,10 @@
 //! KubeVirt and CDI schemas, and the admission rules the schemas cannot
 //! express (from `../shared/schemas/README.md`).
 
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use kite_core::api::{KitePlatformSpec, KiteVirtualMachine, KiteVirtualMachineSpec, PowerState};
+use kite_core::api::{KitePlatformSpec, KiteVirtualMachine, PowerState};
 use kite_core::vm::desired::{self, VM_POD_LABEL};
 use kite_core::vm::{cloud_init, keys::KeyPair};
+use kite_testkit::fixtures;
 use serde_json::Value;
 
 fn schema(file: &str) -> Value {
@@ -23,23 +23,11 @@ fn strict_failures(file: &str, object: &Value) -> Vec<String> {
 
 /// A machine as the API server returns it: with a namespace and a uid.
 fn a_vm(power: PowerState) -> KiteVirtualMachine {
-    let mut vm = KiteVirtualMachine::new(
-        "web",
-        KiteVirtualMachineSpec {
-            cpu: 2,
-            memory: Quantity("4Gi".into()),
-            disk: Quantity("25Gi".into()),
-            image: "ubuntu-22.04".into(),
-            power_state: power,
-            domain_prefix: None,
-            ssh_id: "alice".into(),
-            ssh_password_hash: None,
-            delete: false,
-        },
-    );
-    vm.metadata.namespace = Some("kite-user-ku-1".into());
-    vm.metadata.uid = Some("0b6f7c1e-0000-4000-8000-000000000001".into());
-    vm
+    let vm = fixtures::a_vm("web").sized(2, "4Gi").with_ssh_id("alice").in_namespace("kite-user-ku-1").as_stored();
+    match power {
+        PowerState::On => vm.build(),
+        PowerState::Off => vm.stopped().build(),
+    }
 }
 
 #[test]

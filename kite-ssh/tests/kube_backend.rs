@@ -7,7 +7,6 @@ mod common;
 use common::*;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kite_core::api::*;
 use kite_core::ssh_secret;
 use kite_ssh::kube::{AddressResolver, KubeBackend, messages};
@@ -58,21 +57,11 @@ impl Cluster {
     /// A VM routed by `ssh_id` (as root on the test sshd), in `phase`, with its Secret and Service name.
     async fn vm(&self, name: &str, ssh_id: &str, phase: &str) {
         let vms: Api<KiteVirtualMachine> = Api::namespaced(self.server.client(), NS);
-        let mut vm = KiteVirtualMachine::new(
-            name,
-            KiteVirtualMachineSpec {
-                cpu: 1,
-                memory: Quantity("1Gi".into()),
-                disk: Quantity("20Gi".into()),
-                image: "ubuntu-22.04".into(),
-                power_state: PowerState::On,
-                domain_prefix: None,
-                ssh_id: ssh_id.into(),
-                ssh_password_hash: Some(kite_ssh::password::hash_for_tests("vm-password").unwrap()),
-                delete: false,
-            },
-        );
-        vm.metadata.namespace = Some(NS.into());
+        let vm = kite_testkit::fixtures::a_vm(name)
+            .with_ssh_id(ssh_id)
+            .with_password_hash(&kite_ssh::password::hash_for_tests("vm-password").unwrap())
+            .in_namespace(NS)
+            .build();
         vms.create(&PostParams::default(), &vm).await.unwrap();
         let status = json!({"status": {"phase": phase, "serviceName": format!("vps-access-{name}"), "sshKeySecretName": format!("{name}-ssh-key")}});
         vms.patch_status(name, &PatchParams::default(), &Patch::Merge(status)).await.unwrap();

@@ -4,6 +4,7 @@
 
 use crate::{golden_images, longhorn, storage_class};
 use futures::StreamExt;
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use k8s_openapi::api::storage::v1::StorageClass;
 use kite_core::Error;
@@ -54,12 +55,24 @@ pub async fn reconcile(platform: Arc<KitePlatform>, ctx: Arc<Context<Config>>) -
     let _measure = ctx.metrics.measure(NAME);
     let (class, drift) = storage_class_step(&platform, &ctx).await?;
     let longhorn = longhorn_step(&platform, &ctx).await?;
-    let images = golden_images_step(&platform, &ctx).await?;
-    let all_images_ready = images.iter().all(|image| image.ready);
-    let images_observation = match (platform.spec.golden_images.is_empty(), all_images_ready) {
-        (true, _) => no("NoGoldenImages", "No golden images are configured; users cannot create machines."),
-        (false, true) => yes("Imported", "Every golden image is imported."),
-        (false, false) => no("Importing", "Some golden images are still being imported or failed; see goldenImages."),
+    let namespace = &platform.spec.golden_image_namespace;
+    let namespace_exists =
+        apply::read(&ctx.client, &ApiResource::erase::<Namespace>(&()), None, namespace).await?.is_some();
+    let images = match namespace_exists {
+        true => golden_images_step(&platform, &ctx).await?,
+        false => Vec::new(),
+    };
+    let all_images_ready = namespace_exists && images.iter().all(|image| image.ready);
+    let images_observation = match (namespace_exists, platform.spec.golden_images.is_empty(), all_images_ready) {
+        (false, _, _) => no(
+            "NamespaceMissing",
+            format!("The golden-image namespace {namespace} does not exist, so no image can be imported; create it."),
+        ),
+        (true, true, _) => no("NoGoldenImages", "No golden images are configured; users cannot create machines."),
+        (true, false, true) => yes("Imported", "Every golden image is imported."),
+        (true, false, false) => {
+            no("Importing", "Some golden images are still being imported or failed; see goldenImages.")
+        }
     };
     let waiting = !all_images_ready || longhorn.0 != ConditionStatus::True;
     write_status(

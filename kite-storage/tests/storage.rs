@@ -5,12 +5,12 @@
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use k8s_openapi::api::storage::v1::StorageClass;
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kite_core::api::*;
 use kite_core::labels;
 use kite_core::reconcile::{Context, Metrics, resources};
 use kite_storage::reconciler::{self, Config};
 use kite_testkit::FakeApiServer;
+use kite_testkit::fixtures::a_platform;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::json;
 use std::future::Future;
@@ -87,34 +87,15 @@ impl Cluster {
 }
 
 fn platform_with_ubuntu() -> KitePlatform {
-    KitePlatform::new(
-        PLATFORM_NAME,
-        KitePlatformSpec {
-            golden_images: vec![GoldenImage {
-                name: "ubuntu-22.04".into(),
-                source: GoldenImageSource {
-                    http: HttpSource { url: "https://cloud-images.ubuntu.com/jammy/current/jammy.img".into() },
-                },
-                size: Quantity("4Gi".into()),
-            }],
-            ..KitePlatformSpec::default()
-        },
-    )
+    KitePlatform::new(PLATFORM_NAME, a_platform())
 }
 
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+async fn eventually<T, F, Fut>(what: &str, check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
 {
-    let deadline = tokio::time::Instant::now() + WITHIN;
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    kite_testkit::fixtures::eventually(WITHIN, what, check).await
 }
 
 fn a_longhorn_node(disk_tags: &[&str], ready: bool) -> serde_json::Value {
@@ -158,7 +139,7 @@ async fn a_platform_gets_its_storage_class_golden_images_and_clone_rbac() {
         .get("ubuntu-22.04")
         .await
         .unwrap();
-    assert_eq!(dv.data["spec"]["source"]["http"]["url"], "https://cloud-images.ubuntu.com/jammy/current/jammy.img");
+    assert_eq!(dv.data["spec"]["source"]["http"]["url"], "https://images.example.org/jammy.img");
     assert_eq!(dv.data["spec"]["storage"]["storageClassName"], "kite-vm-storage");
 
     // Cloning is allowed for exactly the golden images, to the controller.
@@ -269,5 +250,18 @@ async fn a_storage_class_kite_did_not_make_is_used_as_it_is() {
     let live = classes.get("kite-vm-storage").await.unwrap();
     assert_eq!(live.provisioner, "rancher.io/local-path");
     assert!(!labels::is_managed_by_controller(live.metadata.labels.as_ref()));
+    cluster.stop().await;
+}
+
+#[tokio::test]
+async fn a_missing_golden_image_namespace_is_reported_not_retried_in_silence() {
+    let mut cluster = Cluster::new().await;
+    let mut platform = platform_with_ubuntu();
+    platform.spec.golden_image_namespace = "kite-images".into();
+    Api::<KitePlatform>::all(cluster.client()).create(&PostParams::default(), &platform).await.unwrap();
+    cluster.run();
+    let condition = eventually("GoldenImagesReady", || async { cluster.condition("GoldenImagesReady").await }).await;
+    assert_eq!((condition.status, condition.reason.as_deref()), (ConditionStatus::False, Some("NamespaceMissing")));
+    assert!(condition.message.unwrap().contains("kite-images"));
     cluster.stop().await;
 }

@@ -40,6 +40,7 @@ mod crd;
 mod discovery;
 mod error;
 mod faults;
+pub mod fixtures;
 mod handlers;
 pub mod kubeconfig;
 mod lifecycle;

@@ -155,3 +155,27 @@ async fn dry_run_writes_nothing() {
     api.create(&PostParams { dry_run: true, ..Default::default() }, &config_map("a", "web")).await.unwrap();
     assert_eq!(api_error(api.get("a").await.unwrap_err()).code, 404);
 }
+
+#[tokio::test]
+async fn a_json_patch_test_for_null_passes_on_a_missing_path_and_is_all_or_nothing() {
+    // kube's finalizer helper adds the first finalizer this way, as on a real API server.
+    let server = server();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    api.create(&PostParams::default(), &config_map("a", "web")).await.unwrap();
+    let pp = PatchParams::default();
+    let add: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "test", "path": "/metadata/finalizers", "value": null},
+        {"op": "add", "path": "/metadata/finalizers", "value": ["example.org/cleanup"]}
+    ]))
+    .unwrap();
+    let patched = api.patch("a", &pp, &Patch::<()>::Json(add)).await.unwrap();
+    assert_eq!(patched.metadata.finalizers.unwrap(), ["example.org/cleanup"]);
+    // A later failing operation leaves nothing of the earlier ones.
+    let half: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "add", "path": "/data/half", "value": "1"},
+        {"op": "test", "path": "/data/missing", "value": "x"}
+    ]))
+    .unwrap();
+    assert_eq!(api_error(api.patch("a", &pp, &Patch::<()>::Json(half)).await.unwrap_err()).code, 422);
+    assert!(!api.get("a").await.unwrap().data.unwrap().contains_key("half"));
+}

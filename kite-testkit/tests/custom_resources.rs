@@ -5,30 +5,14 @@
 mod common;
 
 use common::{api_error, server};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use kite_core::api::{KiteVirtualMachine, KiteVirtualMachineSpec, PowerState};
+use kite_core::api::KiteVirtualMachine;
 use kube::CustomResourceExt;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::discovery::Discovery;
 use serde_json::json;
 
 fn vm(name: &str) -> KiteVirtualMachine {
-    let mut vm = KiteVirtualMachine::new(
-        name,
-        KiteVirtualMachineSpec {
-            cpu: 2,
-            memory: Quantity("4Gi".into()),
-            disk: Quantity("25Gi".into()),
-            image: "ubuntu-22.04".into(),
-            power_state: PowerState::On,
-            domain_prefix: None,
-            ssh_id: "alice".into(),
-            ssh_password_hash: None,
-            delete: false,
-        },
-    );
-    vm.metadata.namespace = Some("default".into());
-    vm
+    kite_testkit::fixtures::a_vm(name).sized(2, "4Gi").with_ssh_id("alice").in_namespace("default").build()
 }
 
 async fn with_kite_crds() -> kite_testkit::FakeApiServer {
@@ -129,4 +113,16 @@ async fn the_status_subresource_separates_status_from_spec_and_generation_counts
     let patched = vms.patch("web", &PatchParams::default(), &Patch::Merge(main_patch)).await.unwrap();
     assert_eq!(patched.status.unwrap().domain.as_deref(), Some("web.example.com"), "the main resource ignores status");
     assert_eq!(patched.metadata.generation, Some(2));
+}
+
+#[tokio::test]
+async fn a_root_schema_that_preserves_unknown_fields_keeps_them() {
+    // Longhorn's nodes are served with such a schema by the simulated cluster.
+    let server = kite_testkit::FakeApiServer::new().unwrap();
+    kite_testkit::sim::install(&server).unwrap();
+    let node = json!({"apiVersion": "longhorn.io/v1beta2", "kind": "Node",
+        "metadata": {"name": "node-1", "namespace": "default"},
+        "spec": {"allowScheduling": true, "disks": {"d1": {"tags": ["kite"]}}}});
+    let created = server.create("longhorn.io", "v1beta2", "nodes", Some("default"), node).unwrap();
+    assert_eq!(created["spec"]["disks"]["d1"]["tags"], json!(["kite"]));
 }
