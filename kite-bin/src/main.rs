@@ -5,13 +5,15 @@
 //! in a later step (see the book).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod cluster;
 mod controller;
 mod crds;
 mod gateway;
 mod hash_password;
+mod probes;
+mod signal;
 
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Kite: self-service virtual machines on Kubernetes, reached over SSH.
@@ -30,12 +32,8 @@ enum Command {
     Crds,
     /// Run the reconcilers: tenants, machines, storage and the gateway's exposure.
     Controller(controller::ControllerArgs),
-    /// Run the SSH gateway with the routes of a TOML file.
-    Gateway {
-        /// The configuration file (see the book's chapter on kite-ssh).
-        #[arg(long)]
-        config: PathBuf,
-    },
+    /// Run the SSH gateway: with the routes of a TOML file (`--config`), or routing to the cluster's machines (`--kube`).
+    Gateway(gateway::GatewayArgs),
     /// Read a password on standard input and print its argon2id hash.
     HashPassword,
 }
@@ -56,7 +54,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Crds => crds::print(),
         Command::HashPassword => hash_password::run(),
-        Command::Gateway { config } => runtime().and_then(|r| r.block_on(gateway::run(&config))),
+        Command::Gateway(args) => runtime().and_then(|r| r.block_on(gateway::run(args))),
         Command::Controller(args) => runtime().and_then(|r| r.block_on(controller::run(args))),
     };
     match result {

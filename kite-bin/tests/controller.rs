@@ -7,11 +7,10 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
 use kite_core::api::*;
 use kite_testkit::FakeApiServer;
-use kite_testkit::fixtures::{a_platform, a_user, a_vm, eventually};
+use kite_testkit::fixtures::{a_platform, a_user, a_vm, eventually, http_get};
 use kite_testkit::openssh::{free_port, run_bounded, text};
 use kube::api::{Api, PostParams};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -37,17 +36,6 @@ fn start_controller(kubeconfig: &Path, probes: SocketAddr) -> Controller {
         .spawn()
         .unwrap();
     Controller(child)
-}
-
-/// A plain HTTP GET on loopback: (status code, body).
-fn http_get(address: SocketAddr, path: &str) -> Option<(u16, String)> {
-    let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(2)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let code = response.split_whitespace().nth(1)?.parse().ok()?;
-    Some((code, response.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default()))
 }
 
 async fn serve(server: &FakeApiServer, dir: &Path) -> std::path::PathBuf {

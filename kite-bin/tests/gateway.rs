@@ -131,3 +131,76 @@ fn the_gateway_routes_a_key_login_to_its_machine_and_keeps_its_host_key() {
         "the generated host key is private"
     );
 }
+
+/// The host key an SSH server on `port` presents, as `ssh-keyscan` reads it.
+fn presented_host_key(port: u16) -> String {
+    let mut scan = Command::new(require("ssh-keyscan"));
+    scan.args(["-t", "ed25519", "-p", &port.to_string(), "127.0.0.1"]);
+    let output = run_bounded(scan, None, Duration::from_secs(30));
+    let line = text(&output.stdout);
+    line.split_whitespace().skip(1).take(2).collect::<Vec<_>>().join(" ")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kube_gateway_keeps_its_host_key_in_a_secret_and_refuses_unknown_logins() {
+    use k8s_openapi::api::core::v1::{Namespace, Secret};
+    use kite_testkit::fixtures::{eventually, http_get};
+    use kube::api::{Api, PostParams};
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = kite_testkit::FakeApiServer::new().unwrap();
+    for crd in kite_core::api::crds() {
+        server.install_crd(&crd).unwrap();
+    }
+    let mut ns = Namespace::default();
+    ns.metadata.name = Some("kite".into());
+    Api::<Namespace>::all(server.client()).create(&PostParams::default(), &ns).await.unwrap();
+    let address = server.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    kite_testkit::kubeconfig::write(&kubeconfig, address).unwrap();
+
+    let (port, http) = (free_port(), free_port());
+    let start = || {
+        Gateway(
+            kite_with(&["gateway", "--kube", "--kubeconfig", kubeconfig.to_str().unwrap()])
+                .args(["--listen", &format!("127.0.0.1:{port}"), "--http", &format!("127.0.0.1:{http}")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let gateway = start();
+    wait_for_port(port);
+    let probes = std::net::SocketAddr::from(([127, 0, 0, 1], http));
+    let within = Duration::from_secs(30);
+    eventually(within, "/readyz", || async { http_get(probes, "/readyz").filter(|(code, _)| *code == 200) }).await;
+    let (_, metrics) = http_get(probes, "/metrics").unwrap();
+    assert!(metrics.contains("kite_gateway_routes_synced 1"), "{metrics}");
+
+    // The host key is kept in the Secret, and is the one presented.
+    let secret = Api::<Secret>::namespaced(server.client(), "kite").get("kite-gateway-host-key").await.unwrap();
+    let stored = String::from_utf8(secret.data.unwrap()["ssh-privatekey"].0.clone()).unwrap();
+    let stored = russh::keys::decode_secret_key(&stored, None).unwrap();
+    let stored_public = public_line(stored.public_key());
+    let presented = tokio::task::spawn_blocking(move || presented_host_key(port)).await.unwrap();
+    assert!(stored_public.starts_with(&presented), "presented {presented}, stored {stored_public}");
+
+    // A login that matches no machine is refused.
+    let mut ssh = Command::new(require("ssh"));
+    ssh.args(ssh_client_options()).args(["-o", "BatchMode=yes", "-o", "PasswordAuthentication=no"]).args([
+        "-p",
+        &port.to_string(),
+        "nobody@127.0.0.1",
+        "true",
+    ]);
+    let output = tokio::task::spawn_blocking(move || run_bounded(ssh, None, Duration::from_secs(30))).await.unwrap();
+    assert_eq!(output.status.code(), Some(255), "{}", text(&output.stderr));
+
+    // A restart presents the same key.
+    drop(gateway);
+    let _again = start();
+    wait_for_port(port);
+    let again = tokio::task::spawn_blocking(move || presented_host_key(port)).await.unwrap();
+    assert_eq!(again, presented);
+}

@@ -143,3 +143,16 @@ where
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// A plain HTTP/1.1 GET on `address` (loopback), bounded to a few seconds:
+/// the status code and the body, or `None` when nothing answers.
+pub fn http_get(address: std::net::SocketAddr, path: &str) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect_timeout(&address, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let code = response.split_whitespace().nth(1)?.parse().ok()?;
+    Some((code, response.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default()))
+}

@@ -6,16 +6,14 @@
 //! election on a `coordination.k8s.io` Lease, so that of several replicas
 //! only one reconciles, and runs the reconcilers while it leads.
 
-mod probes;
-
+use crate::probes::Probes;
 use anyhow::Context as _;
 use clap::Args;
 use kite_core::reconcile::{Context, Metrics, preflight};
 use kite_core::{gateway, tenant, vm};
 use kube::Client;
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube_lease_manager::LeaseManagerBuilder;
-use probes::Probes;
+use prometheus_client::metrics::gauge::Gauge;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -56,23 +54,6 @@ pub struct Settings {
     pub service_account: String,
     /// The name Events are reported from.
     pub identity: String,
-}
-
-/// A kube client from `--kubeconfig`, or the default chain.
-pub async fn connect(kubeconfig: Option<&PathBuf>) -> anyhow::Result<Client> {
-    let config = match kubeconfig {
-        Some(path) => {
-            let file =
-                Kubeconfig::read_from(path).with_context(|| format!("reading the kubeconfig {}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(file, &KubeConfigOptions::default())
-                .await
-                .with_context(|| format!("using the kubeconfig {}", path.display()))?
-        }
-        None => kube::Config::infer()
-            .await
-            .context("finding a cluster (no --kubeconfig, KUBECONFIG, ~/.kube/config or in-cluster account)")?,
-    };
-    Client::try_from(config).context("creating the Kubernetes client")
 }
 
 fn identity(args: &ControllerArgs) -> String {
@@ -119,7 +100,7 @@ pub async fn run_reconcilers(client: Client, settings: &Settings, metrics: Metri
 
 /// `kite controller`.
 pub async fn run(args: ControllerArgs) -> anyhow::Result<()> {
-    let client = connect(args.kubeconfig.as_ref()).await?;
+    let client = crate::cluster::connect(args.kubeconfig.as_ref()).await?;
     preflight::require_apis(&client).await?;
     let settings = Settings {
         namespace: args.namespace.clone(),
@@ -128,13 +109,19 @@ pub async fn run(args: ControllerArgs) -> anyhow::Result<()> {
     };
     let mut registry = prometheus_client::registry::Registry::default();
     let metrics = Metrics::register(&mut registry);
+    let leading_gauge = Gauge::<i64>::default();
+    registry.register(
+        "kite_controller_leading",
+        "1 while this replica holds the Lease and reconciles",
+        leading_gauge.clone(),
+    );
     let probes = Probes::new(registry);
     let address = probes.serve(args.listen).await?;
     tracing::info!(%address, namespace = %settings.namespace, identity = %settings.identity, "kite controller started");
 
     let (stop_sender, stop) = watch::channel(false);
     tokio::spawn(async move {
-        shutdown_signal().await;
+        crate::signal::shutdown().await;
         tracing::info!("stopping");
         let _ = stop_sender.send(true);
     });
@@ -167,7 +154,7 @@ pub async fn run(args: ControllerArgs) -> anyhow::Result<()> {
             _ = stopping.wait_for(|stopped| *stopped) => break,
         }
         tracing::info!(identity = %settings.identity, "leading: reconcilers start");
-        probes.set_leading(true);
+        leading_gauge.set(1);
         let (lost_sender, lost) = watch::channel(false);
         let mut watch_leading = leading.clone();
         let mut watch_stop = stop.clone();
@@ -180,7 +167,7 @@ pub async fn run(args: ControllerArgs) -> anyhow::Result<()> {
         });
         run_reconcilers(client.clone(), &settings, metrics.clone(), lost).await;
         forward.abort();
-        probes.set_leading(false);
+        leading_gauge.set(0);
         if *stop.borrow() {
             break;
         }
@@ -193,25 +180,4 @@ pub async fn run(args: ControllerArgs) -> anyhow::Result<()> {
         Ok(Err(error)) => Err(anyhow::anyhow!("releasing the Lease: {error}")),
         Err(error) => Err(anyhow::anyhow!("the leader election task failed: {error}")),
     }
-}
-
-/// Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(term) => term,
-            Err(error) => {
-                tracing::warn!(%error, "cannot listen for SIGTERM; only Ctrl-C stops the controller");
-                let _ = tokio::signal::ctrl_c().await;
-                return;
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
 }

@@ -1,13 +1,60 @@
-//! `kite gateway`: the SSH router with the static backend of a config file.
+//! `kite gateway`: the SSH router, with the static routes of a config file
+//! (`--config`) or with the Kubernetes backend (`--kube`), which routes
+//! each login to the `KiteVirtualMachine` whose `sshId` it is.
 
 mod config;
+mod kube;
 
 use anyhow::Context;
+use clap::Args;
 use kite_ssh::{Router, StaticBackend};
-use std::path::Path;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 
-/// Runs the gateway until Ctrl-C.
-pub async fn run(config_path: &Path) -> anyhow::Result<()> {
+/// The options of `kite gateway`.
+#[derive(Args, Debug, Clone)]
+pub struct GatewayArgs {
+    /// Route with the static routes of this TOML file (see the book's chapter on kite-ssh).
+    #[arg(long, conflicts_with = "kube", required_unless_present = "kube")]
+    pub config: Option<PathBuf>,
+    /// Route logins to the cluster's KiteVirtualMachines by their sshId.
+    #[arg(long)]
+    pub kube: bool,
+    /// With --kube: the kubeconfig; without it, `KUBECONFIG`, `~/.kube/config` or the in-cluster account.
+    #[arg(long, requires = "kube")]
+    pub kubeconfig: Option<PathBuf>,
+    /// With --kube: where SSH is served.
+    #[arg(long, default_value = "0.0.0.0:2222")]
+    pub listen: SocketAddr,
+    /// With --kube: the host key as an OpenSSH key file (generated there once when missing),
+    /// instead of the Secret `--host-key-secret`.
+    #[arg(long, requires = "kube")]
+    pub host_key: Option<PathBuf>,
+    /// With --kube: the Secret (in `--namespace`) holding the host key under `ssh-privatekey`;
+    /// generated once when missing, so every replica and restart presents the same key.
+    #[arg(long, default_value = "kite-gateway-host-key")]
+    pub host_key_secret: String,
+    /// With --kube: the platform namespace, where the host key Secret lives.
+    #[arg(long, default_value = "kite")]
+    pub namespace: String,
+    /// With --kube: where `/healthz`, `/readyz` and `/metrics` are served.
+    #[arg(long, default_value = "0.0.0.0:8082")]
+    pub http: SocketAddr,
+    /// With --kube: the cluster's DNS domain, for the machines' Service names.
+    #[arg(long, default_value = "cluster.local")]
+    pub cluster_domain: String,
+}
+
+/// `kite gateway`.
+pub async fn run(args: GatewayArgs) -> anyhow::Result<()> {
+    match &args.config {
+        Some(path) => run_with_config(path).await,
+        None => kube::run(args).await,
+    }
+}
+
+/// Runs the gateway with the routes of `config_path` until Ctrl-C or SIGTERM.
+async fn run_with_config(config_path: &Path) -> anyhow::Result<()> {
     let config = config::load(config_path)?;
     let backend = StaticBackend::new(config.routes).context("the routes are not usable")?;
     let host_key = kite_ssh::host_key::load_or_generate(&config.host_key)?;
@@ -18,10 +65,6 @@ pub async fn run(config_path: &Path) -> anyhow::Result<()> {
     let router = Router::new(backend, host_key, config.options);
     tracing::info!(%address, "kite gateway listening");
     eprintln!("kite gateway listening on {address}");
-    router
-        .serve(listener, async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+    router.serve(listener, crate::signal::shutdown()).await?;
     Ok(())
 }

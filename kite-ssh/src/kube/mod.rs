@@ -157,6 +157,14 @@ impl KubeBackend {
         tokio::time::timeout(timeout, synced.wait_for(|s| s.0 && s.1)).await.is_ok_and(|r| r.is_ok())
     }
 
+    /// Completes with `true` once both watchers have listed once (`false`
+    /// if the backend is dropped first); it does not borrow the backend, so
+    /// it can be awaited after the backend moved into a router.
+    pub fn when_synced(&self) -> impl std::future::Future<Output = bool> + Send + 'static {
+        let mut synced = self.state.synced.subscribe();
+        async move { synced.wait_for(|s| s.0 && s.1).await.is_ok() }
+    }
+
     fn vm(&self, route: &Route) -> Option<Arc<KiteVirtualMachine>> {
         let (namespace, name) = route.id.split_once('/')?;
         self.state.vms.read().unwrap_or_else(|p| p.into_inner()).get(&(namespace.to_string(), name.to_string()))

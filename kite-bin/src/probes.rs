@@ -1,6 +1,6 @@
-//! The controller's HTTP side: `/healthz` (the process answers), `/readyz`
-//! (it passed its checks and is leading or standing by), `/metrics`
-//! (Prometheus text format, with whether this replica leads).
+//! The HTTP side of the long-running commands (`kite controller`, `kite
+//! gateway --kube`): `/healthz` (the process answers), `/readyz` (it is
+//! ready to do its job) and `/metrics` (Prometheus text format).
 
 use anyhow::Context as _;
 use axum::Router;
@@ -8,7 +8,6 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
-use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,30 +17,18 @@ use std::sync::{Arc, Mutex};
 #[derive(Clone)]
 pub struct Probes {
     ready: Arc<AtomicBool>,
-    leading: Gauge,
     registry: Arc<Mutex<Registry>>,
 }
 
 impl Probes {
-    /// Probes over `registry`, which also gets `kite_controller_leading`.
-    pub fn new(mut registry: Registry) -> Self {
-        let leading = Gauge::default();
-        registry.register(
-            "kite_controller_leading",
-            "1 while this replica holds the Lease and reconciles",
-            leading.clone(),
-        );
-        Self { ready: Arc::new(AtomicBool::new(false)), leading, registry: Arc::new(Mutex::new(registry)) }
+    /// Probes that serve `registry` on `/metrics`; not ready until [`set_ready`](Self::set_ready).
+    pub fn new(registry: Registry) -> Self {
+        Self { ready: Arc::new(AtomicBool::new(false)), registry: Arc::new(Mutex::new(registry)) }
     }
 
     /// Says whether `/readyz` answers 200.
     pub fn set_ready(&self, ready: bool) {
         self.ready.store(ready, Ordering::Relaxed);
-    }
-
-    /// Says whether this replica leads.
-    pub fn set_leading(&self, leading: bool) {
-        self.leading.set(i64::from(leading));
     }
 
     /// Serves the probes on `address` in a background task; returns the bound address.
