@@ -151,6 +151,32 @@ async fn a_deleted_child_comes_back() {
     cluster.stop().await;
 }
 
+#[tokio::test]
+async fn an_edited_child_is_put_back() {
+    let (mut cluster, ns) = alice_with_a_running_machine().await;
+    let services: Api<Service> = Api::namespaced(cluster.client.clone(), &ns);
+    // A field Kite owns, changed to another value. (A field someone else adds
+    // stays: server-side apply leaves other managers' fields alone.)
+    let elsewhere = json!({"spec": {"selector": {kite_core::vm::desired::VM_POD_LABEL: "other"}}});
+    services.patch("vps-access-web", &PatchParams::default(), &Patch::Merge(&elsewhere)).await.unwrap();
+    let policies: Api<NetworkPolicy> = Api::namespaced(cluster.client.clone(), &ns);
+    let open = json!({"spec": {"ingress": [{}]}});
+    policies.patch("kite-allow-ssh-from-platform", &PatchParams::default(), &Patch::Merge(&open)).await.unwrap();
+    eventually(Duration::from_secs(5), "the Service's selector to be put back", || async {
+        let service = services.get("vps-access-web").await.unwrap();
+        let selector = service.spec?.selector?;
+        (selector.get(kite_core::vm::desired::VM_POD_LABEL).map(String::as_str) == Some("web")).then_some(())
+    })
+    .await;
+    eventually(Duration::from_secs(5), "the policy's rule to be put back", || async {
+        let policy = policies.get("kite-allow-ssh-from-platform").await.unwrap();
+        let rules = policy.spec?.ingress?;
+        (rules.len() == 1 && rules[0].ports.is_some()).then_some(())
+    })
+    .await;
+    cluster.stop().await;
+}
+
 async fn kites_children_of_web(cluster: &Cluster, ns: &str) -> Vec<String> {
     let selector = format!("{}=web", labels::VM_NAME);
     let mut left = vec![];
