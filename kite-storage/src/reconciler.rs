@@ -154,8 +154,7 @@ async fn storage_class_step(
             }
         }
     }
-    let object =
-        serde_json::to_value(&desired).map_err(|source| Error::Serde { what: "the StorageClass".into(), source })?;
+    let object = apply::to_json(&desired, "the StorageClass")?;
     apply::ensure(&ctx.client, FIELD_MANAGER, &resource, &object).await?;
     Ok((yes("Applied", format!("The StorageClass {name} is as desired.")), not_drifted()))
 }
@@ -196,7 +195,7 @@ async fn golden_images_step(
     for image in &platform.spec.golden_images {
         // CDI refuses changes to a DataVolume's spec: it is created once.
         let live = match apply::read(client, &dv, Some(namespace), &image.name).await? {
-            Some(live) if !labels::is_managed_by_controller(labels_of(&live).as_ref()) => {
+            Some(live) if !apply::is_ours(&live) => {
                 return Err(Error::NotOurs {
                     kind: "DataVolume".into(),
                     namespace: namespace.into(),
@@ -225,13 +224,13 @@ async fn golden_images_step(
     let binding = ApiResource::erase::<RoleBinding>(&());
     match golden_images::clone_role(platform)? {
         Some(desired) => {
-            apply::ensure(client, FIELD_MANAGER, &role, &to_json(&desired)?).await?;
+            apply::ensure(client, FIELD_MANAGER, &role, &apply::to_json(&desired, "the clone Role")?).await?;
             let account = (ctx.config.cloner.0.as_str(), ctx.config.cloner.1.as_str());
             apply::ensure(
                 client,
                 FIELD_MANAGER,
                 &binding,
-                &to_json(&golden_images::clone_role_binding(platform, account)?)?,
+                &apply::to_json(&golden_images::clone_role_binding(platform, account)?, "the clone RoleBinding")?,
             )
             .await?;
         }
@@ -241,14 +240,6 @@ async fn golden_images_step(
         }
     }
     Ok(statuses)
-}
-
-fn to_json(object: &impl serde::Serialize) -> Result<Value, Error> {
-    serde_json::to_value(object).map_err(|source| Error::Serde { what: "an object to apply".into(), source })
-}
-
-fn labels_of(object: &Value) -> Option<std::collections::BTreeMap<String, String>> {
-    serde_json::from_value(object.pointer("/metadata/labels")?.clone()).ok()
 }
 
 async fn write_status(

@@ -52,8 +52,7 @@ pub async fn reconcile(platform: Arc<KitePlatform>, ctx: Arc<Context<Config>>) -
     let applied = match plan {
         Plan::Expose(port) => {
             let service = desired::external_service(&platform, namespace, port)?;
-            let object = serde_json::to_value(&service)
-                .map_err(|source| Error::Serde { what: "the gateway's Service".into(), source })?;
+            let object = apply::to_json(&service, "the gateway's Service")?;
             match apply::ensure(client, FIELD_MANAGER, &resource, &object).await {
                 Ok(applied) => Some(applied.live),
                 Err(error) => {

@@ -47,6 +47,23 @@ fn is_empty(value: &Value) -> bool {
     }
 }
 
+/// An object as the JSON that [`ensure`] applies.
+pub fn to_json(object: &impl serde::Serialize, what: &str) -> Result<Value, Error> {
+    serde_json::to_value(object).map_err(|source| Error::Serde { what: what.into(), source })
+}
+
+/// Whether an object read as JSON carries Kite's managed-by label.
+///
+/// ```
+/// use kite_core::reconcile::apply::is_ours;
+/// assert!(is_ours(&serde_json::json!({"metadata": {"labels": {"hy3ons.github.io/managed-by": "kite-controller"}}})));
+/// assert!(!is_ours(&serde_json::json!({"metadata": {"name": "theirs"}})));
+/// ```
+pub fn is_ours(object: &Value) -> bool {
+    object.pointer(&format!("/metadata/labels/{}", labels::MANAGED_BY.replace('/', "~1"))).and_then(Value::as_str)
+        == Some(labels::MANAGED_BY_CONTROLLER)
+}
+
 /// A handle on one kind of object: its API resource and scope.
 fn api(client: &Client, resource: &ApiResource, namespace: Option<&str>) -> Api<DynamicObject> {
     match namespace {

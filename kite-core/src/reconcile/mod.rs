@@ -108,6 +108,17 @@ where
     Ok(())
 }
 
+/// A stream that yields whenever the `KitePlatform` changes, for
+/// `Controller::reconcile_all_on` in reconcilers whose objects depend on it.
+pub fn platform_changes(client: Client) -> impl futures::Stream<Item = ()> + Send + 'static {
+    use futures::StreamExt;
+    use kube::runtime::{WatchStreamExt, watcher};
+    watcher(Api::<crate::api::KitePlatform>::all(client), watcher::Config::default())
+        .default_backoff()
+        .applied_objects()
+        .filter_map(|object| async move { object.ok().map(|_| ()) })
+}
+
 /// How often a converged object is looked at again even when nothing
 /// changed: watches bring every change sooner, this is the safety net.
 pub const RESYNC: Duration = Duration::from_secs(300);

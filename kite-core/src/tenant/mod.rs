@@ -24,7 +24,7 @@ use crate::api::{
 };
 use crate::labels::{self, USER_CLEANUP_FINALIZER};
 use crate::reconcile::apply::{self, Removal};
-use crate::reconcile::{Context, RESYNC, apply_status, object_key};
+use crate::reconcile::{Context, RESYNC, apply_status, object_key, platform_changes};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{LimitRange, Namespace, ResourceQuota};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
@@ -35,7 +35,7 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::EventType;
 use kube::runtime::finalizer::{Event as Finalized, finalizer};
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::watcher;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -87,10 +87,6 @@ pub fn error_policy(user: Arc<KiteUser>, error: &Error, ctx: Arc<Context<Config>
 pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> + Send + Sync + 'static) {
     let client = ctx.client.clone();
     let ours = watcher::Config::default().labels(&format!("{}={}", labels::MANAGED_BY, labels::MANAGED_BY_CONTROLLER));
-    let platform_changes = watcher(Api::<KitePlatform>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .applied_objects()
-        .filter_map(|object| async move { object.ok().map(|_| ()) });
     let controller = Controller::new(Api::<KiteUser>::all(client.clone()), watcher::Config::default());
     let users = controller.store();
     controller
@@ -106,7 +102,7 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
                 .map(|user| ObjectRef::from_obj(&*user))
                 .collect::<Vec<_>>()
         })
-        .reconcile_all_on(platform_changes)
+        .reconcile_all_on(platform_changes(client.clone()))
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
         .for_each(|_| async {})
@@ -115,10 +111,6 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
 
 fn user_name(user: &KiteUser) -> Result<&str, Error> {
     user.metadata.name.as_deref().ok_or(Error::Incomplete { kind: "KiteUser", field: "name" })
-}
-
-fn to_json(object: &impl serde::Serialize, what: &str) -> Result<serde_json::Value, Error> {
-    serde_json::to_value(object).map_err(|source| Error::Serde { what: what.into(), source })
 }
 
 /// The desired-state path.
@@ -162,22 +154,22 @@ async fn converge(user: &KiteUser, ctx: &Context<Config>) -> Result<Action, Erro
 
 async fn apply_all(user: &KiteUser, ctx: &Context<Config>, platform: &KitePlatformSpec) -> Result<(), Error> {
     let client = &ctx.client;
-    let namespace = to_json(&desired::namespace(user)?, "the namespace")?;
+    let namespace = apply::to_json(&desired::namespace(user)?, "the namespace")?;
     apply::ensure(client, FIELD_MANAGER, &ApiResource::erase::<Namespace>(&()), &namespace).await?;
     let policy = ApiResource::erase::<NetworkPolicy>(&());
     for desired in desired::network_policies(user, platform, &ctx.config.platform_namespace)? {
-        apply::ensure(client, FIELD_MANAGER, &policy, &to_json(&desired, "a NetworkPolicy")?).await?;
+        apply::ensure(client, FIELD_MANAGER, &policy, &apply::to_json(&desired, "a NetworkPolicy")?).await?;
     }
     let quota_resource = ApiResource::erase::<ResourceQuota>(&());
     let limits_resource = ApiResource::erase::<LimitRange>(&());
     let ns = Some(user.spec.namespace.as_str());
     match desired::quota_of(user, platform) {
         Some(quota) => {
-            let object = to_json(&desired::resource_quota(user, quota)?, "the ResourceQuota")?;
+            let object = apply::to_json(&desired::resource_quota(user, quota)?, "the ResourceQuota")?;
             apply::ensure(client, FIELD_MANAGER, &quota_resource, &object).await?;
             match desired::limit_range(user, quota)? {
                 Some(limits) => {
-                    let object = to_json(&limits, "the LimitRange")?;
+                    let object = apply::to_json(&limits, "the LimitRange")?;
                     apply::ensure(client, FIELD_MANAGER, &limits_resource, &object).await?;
                 }
                 None => {

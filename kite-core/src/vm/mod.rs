@@ -26,7 +26,7 @@ pub mod status;
 use crate::api::{KitePlatform, KiteVirtualMachine, PLATFORM_NAME, VirtualMachinePhase};
 use crate::labels::{self, VM_CLEANUP_FINALIZER};
 use crate::reconcile::apply::{self, Removal};
-use crate::reconcile::{Context, RESYNC, apply_status, object_key, resources};
+use crate::reconcile::{Context, RESYNC, apply_status, object_key, platform_changes, resources};
 use crate::{Error, names, quantity, ssh_secret};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim, Secret, Service};
@@ -36,7 +36,7 @@ use kube::core::ApiResource;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::EventType;
 use kube::runtime::finalizer::{Event as Finalized, finalizer};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use status::{Observed, Verdict};
@@ -111,16 +111,12 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
     let client = ctx.client.clone();
     let ours = watcher::Config::default().labels(&format!("{}={}", labels::MANAGED_BY, labels::MANAGED_BY_CONTROLLER));
     let (dv, machine) = (resources::data_volume(), resources::kubevirt_virtual_machine());
-    let platform_changes = watcher(Api::<KitePlatform>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .applied_objects()
-        .filter_map(|object| async move { object.ok().map(|_| ()) });
     Controller::new(Api::<KiteVirtualMachine>::all(client.clone()), watcher::Config::default())
         .owns(Api::<Secret>::all(client.clone()), ours.clone())
         .owns(Api::<Service>::all(client.clone()), ours.clone())
         .owns_with(Api::<DynamicObject>::all_with(client.clone(), &dv), dv.clone(), ours.clone())
         .owns_with(Api::<DynamicObject>::all_with(client.clone(), &machine), machine.clone(), ours)
-        .reconcile_all_on(platform_changes)
+        .reconcile_all_on(platform_changes(client.clone()))
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
         .for_each(|_| async {})
@@ -136,10 +132,6 @@ fn name_of(vm: &KiteVirtualMachine) -> Result<(String, String), Error> {
 
 fn child_name(name: Option<String>) -> Result<String, Error> {
     name.ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "name" })
-}
-
-fn to_json(object: &impl serde::Serialize, what: &str) -> Result<Value, Error> {
-    serde_json::to_value(object).map_err(|source| Error::Serde { what: what.into(), source })
 }
 
 /// The desired-state path.
@@ -179,12 +171,12 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
         password_hash: vm.spec.ssh_password_hash.as_deref(),
     })?;
     let secret = ApiResource::erase::<Secret>(&());
-    let cloud_init = to_json(&desired::cloud_init_secret(vm, &user_data)?, "the cloud-init Secret")?;
+    let cloud_init = apply::to_json(&desired::cloud_init_secret(vm, &user_data)?, "the cloud-init Secret")?;
     apply::ensure(client, FIELD_MANAGER, &secret, &cloud_init).await?;
 
     let dv = match live_dv {
         Some(live) => {
-            if !labels::is_managed_by_controller(labels_of(&live).as_ref()) {
+            if !apply::is_ours(&live) {
                 return Err(Error::NotOurs { kind: "DataVolume".into(), namespace, name: dv_name });
             }
             // CDI refuses changes to a DataVolume's spec: a grown disk is
@@ -201,7 +193,7 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
         apply::ensure(client, FIELD_MANAGER, &resources::kubevirt_virtual_machine(), &desired::virtual_machine(vm)?)
             .await?
             .live;
-    let service = to_json(&desired::ssh_service(vm)?, "the SSH Service")?;
+    let service = apply::to_json(&desired::ssh_service(vm)?, "the SSH Service")?;
     apply::ensure(client, FIELD_MANAGER, &ApiResource::erase::<Service>(&()), &service).await?;
 
     let running = machine.pointer("/status/printableStatus").and_then(Value::as_str) == Some("Running");
@@ -223,10 +215,6 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
         }
         _ => Action::requeue(PROGRESS),
     })
-}
-
-fn labels_of(object: &Value) -> Option<std::collections::BTreeMap<String, String>> {
-    serde_json::from_value(object.pointer("/metadata/labels")?.clone()).ok()
 }
 
 async fn namespace_terminating(client: &Client, namespace: &str) -> Result<bool, Error> {
@@ -293,8 +281,7 @@ async fn check_against_platform(
         apply::read(client, &resources::data_volume(), Some(&platform.spec.golden_image_namespace), &image.name)
             .await?;
     let ready = golden.as_ref().is_some_and(|dv| {
-        labels::is_managed_by_controller(labels_of(dv).as_ref())
-            && dv.pointer("/status/phase").and_then(Value::as_str) == Some("Succeeded")
+        apply::is_ours(dv) && dv.pointer("/status/phase").and_then(Value::as_str) == Some("Succeeded")
     });
     Ok((!ready).then(|| {
         Verdict::blocked(
