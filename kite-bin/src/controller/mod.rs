@@ -74,22 +74,16 @@ pub async fn run_reconcilers(client: Client, settings: &Settings, metrics: Metri
             let _ = stop.wait_for(|stopped| *stopped).await;
         }
     };
-    let instance = Some(settings.identity.clone());
-    let context = |config| Arc::new(Context::new(client.clone(), config, metrics.clone(), instance.clone()));
-    let tenants = context(tenant::Config { platform_namespace: settings.namespace.clone() });
-    let machines = Arc::new(Context::new(client.clone(), vm::Config::default(), metrics.clone(), instance.clone()));
-    let exposure = Arc::new(Context::new(
-        client.clone(),
-        gateway::Config { platform_namespace: settings.namespace.clone() },
-        metrics.clone(),
-        instance.clone(),
-    ));
-    let storage = Arc::new(Context::new(
-        client.clone(),
-        kite_storage::reconciler::Config { cloner: (settings.namespace.clone(), settings.service_account.clone()) },
-        metrics.clone(),
-        instance.clone(),
-    ));
+    // One constructor for the four contexts, whose configurations differ in type.
+    fn context<C>(client: &Client, config: C, metrics: &Metrics, identity: &str) -> Arc<Context<C>> {
+        Arc::new(Context::new(client.clone(), config, metrics.clone(), Some(identity.to_string())))
+    }
+    let (namespace, identity) = (settings.namespace.clone(), settings.identity.as_str());
+    let tenants = context(&client, tenant::Config { platform_namespace: namespace.clone() }, &metrics, identity);
+    let machines = context(&client, vm::Config::default(), &metrics, identity);
+    let exposure = context(&client, gateway::Config { platform_namespace: namespace.clone() }, &metrics, identity);
+    let cloner = (namespace, settings.service_account.clone());
+    let storage = context(&client, kite_storage::reconciler::Config { cloner }, &metrics, identity);
     tokio::join!(
         tenant::run(tenants, until()),
         vm::run(machines, until()),
