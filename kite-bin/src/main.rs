@@ -1,10 +1,11 @@
 //! `kite`: the one binary of the Kite platform.
 //!
 //! Each component is a subcommand: `kite crds`, `kite controller`,
-//! `kite gateway` and `kite hash-password` today; the API and the demo come
-//! in a later step (see the book).
+//! `kite gateway`, `kite api` and `kite hash-password`; the demo comes in a
+//! later step (see the book).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod api;
 mod cluster;
 mod controller;
 mod crds;
@@ -30,6 +31,8 @@ enum Command {
     ///
     /// Apply them with `kite crds | kubectl apply -f -`.
     Crds,
+    /// Serve the HTTP API (`/api/v1`) and the web UI.
+    Api(api::ApiArgs),
     /// Run the reconcilers: tenants, machines, storage and the gateway's exposure.
     Controller(controller::ControllerArgs),
     /// Run the SSH gateway: with the routes of a TOML file (`--config`), or routing to the cluster's machines (`--kube`).
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         Command::Crds => crds::print(),
         Command::HashPassword => hash_password::run(),
         Command::Gateway(args) => runtime().and_then(|r| r.block_on(gateway::run(args))),
+        Command::Api(args) => runtime().and_then(|r| r.block_on(api::run(args))),
         Command::Controller(args) => runtime().and_then(|r| r.block_on(controller::run(args))),
     };
     match result {

@@ -11,18 +11,24 @@ pub fn now() -> String {
     jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-/// Whether `name` is a DNS-1123 label (at most 63 characters).
-pub fn is_dns_label(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 63
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !name.starts_with('-')
-        && !name.ends_with('-')
+/// Whether `part` is lower-case letters, digits and `-`, starting and ending with a letter or digit.
+fn is_label_shaped(part: &str) -> bool {
+    !part.is_empty()
+        && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !part.starts_with('-')
+        && !part.ends_with('-')
 }
 
-/// Whether `name` is a DNS-1123 subdomain (at most 253 characters).
+/// Whether `name` is a DNS-1123 label (at most 63 characters).
+pub fn is_dns_label(name: &str) -> bool {
+    name.len() <= 63 && is_label_shaped(name)
+}
+
+/// Whether `name` is a DNS-1123 subdomain: at most 253 characters in all.
+/// As in Kubernetes' `IsDNS1123Subdomain`, a part between dots is not held
+/// to a label's 63 characters: only the whole name's length is checked.
 pub fn is_dns_subdomain(name: &str) -> bool {
-    name.len() <= 253 && name.split('.').all(is_dns_label)
+    name.len() <= 253 && name.split('.').all(is_label_shaped)
 }
 
 /// Refuses a name the kind does not allow, as the API server does.
@@ -123,5 +129,19 @@ pub fn builtin_defaults(resource: &ResourceType, object: &mut Value, creating: b
         }
         "PersistentVolumeClaim" if creating => object["status"] = json!({"phase": "Pending"}),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::*;
+
+    #[test]
+    fn a_subdomain_may_have_a_part_longer_than_a_label_as_in_kubernetes() {
+        let long = format!("kite-reserved-{}", "a".repeat(60));
+        assert!(is_dns_subdomain(&long));
+        assert!(!is_dns_label(&long));
+        assert!(!is_dns_subdomain(&"a".repeat(254)));
+        assert!(!is_dns_subdomain("a..b"));
     }
 }

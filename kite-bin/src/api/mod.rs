@@ -1,0 +1,165 @@
+//! `kite api`: the HTTP API under `/api/v1`, with its OpenAPI document at
+//! `/api/v1/openapi.json`.
+//!
+//! The API keeps no state of its own: it writes intent into the Kite custom
+//! resources and reads them back from watch-fed caches, so a restart loses
+//! nothing. The pieces, one job each:
+//!
+//! | module | job |
+//! |---|---|
+//! | [`state`] | what handlers share |
+//! | [`cache`] | the watch-fed, indexed caches |
+//! | [`session`] | signed session tokens and their cookies |
+//! | [`auth`] | the signed-in [`auth::Caller`], CSRF and same-origin checks |
+//! | [`reservation`] | race-free unique names |
+//! | [`rate_limit`] | sign-in attempt limits |
+//! | [`validate`], [`vm_rules`] | the rules a request must keep |
+//! | [`routes`] | the handlers |
+
+pub mod auth;
+pub mod cache;
+pub mod error;
+pub mod json;
+pub mod models;
+pub mod rate_limit;
+pub mod reservation;
+pub mod routes;
+pub mod session;
+pub mod state;
+pub mod validate;
+pub mod vm_rules;
+
+use anyhow::Context as _;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use clap::Args;
+use error::ApiError;
+use session::Sessions;
+use state::{AppState, Settings};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The options of `kite api`.
+#[derive(Args, Debug, Clone)]
+pub struct ApiArgs {
+    /// The kubeconfig to use; without it, `KUBECONFIG`, `~/.kube/config`, or the in-cluster account.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The platform namespace: where the session key and the name reservations are kept.
+    #[arg(long, default_value = "kite")]
+    pub namespace: String,
+    /// Where to serve the API and the web UI.
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    pub listen: SocketAddr,
+    /// Mark cookies `Secure` always (set it when users reach the API over HTTPS
+    /// through a proxy that does not send `X-Forwarded-Proto`).
+    #[arg(long)]
+    pub secure_cookies: bool,
+}
+
+/// The largest request body the API reads.
+const BODY_LIMIT: usize = 64 * 1024;
+
+/// Builds the state: loads (or makes) the session key and starts the caches.
+pub async fn state(client: kube::Client, namespace: &str, secure_cookies: bool) -> anyhow::Result<AppState> {
+    let key = Sessions::load_key(client.clone(), namespace)
+        .await
+        .with_context(|| format!("reading the session key Secret in the namespace {namespace}"))?;
+    let sessions = Sessions::new(&key, secure_cookies).context("reading the session key")?;
+    let state = AppState::new(client, Settings { namespace: namespace.to_string() }, sessions);
+    if !state.users.wait_synced(Duration::from_secs(30)).await {
+        tracing::warn!("the user cache is not filled after 30 s; the API answers 503 until it is");
+    }
+    let limits = state.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_secs(60));
+        loop {
+            every.tick().await;
+            limits.limits.shrink();
+        }
+    });
+    Ok(state)
+}
+
+/// The whole HTTP application: `/api/v1`, `/healthz`.
+pub fn app(state: AppState) -> anyhow::Result<Router> {
+    let (api, document) = routes::api();
+    let document = Arc::new(document.to_json().context("rendering the OpenAPI document")?);
+    let api = api
+        .route(
+            "/openapi.json",
+            get(move || {
+                let document = document.clone();
+                async move { ([(header::CONTENT_TYPE, "application/json")], document.as_ref().clone()) }
+            }),
+        )
+        .fallback(|| async { ApiError::not_found("there is no such API endpoint; see /api/v1/openapi.json") })
+        .layer(middleware::from_fn_with_state(state.clone(), wait_for_caches))
+        .layer(middleware::from_fn(auth::same_origin_writes));
+    Ok(Router::new()
+        .nest("/api/v1", api)
+        .route("/healthz", get(|| async { "ok\n" }))
+        .with_state(state)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(middleware::map_response(json_errors)))
+}
+
+/// Answers 503 until the caches hold the cluster's objects (health still answers).
+async fn wait_for_caches(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if state.synced() || request.uri().path().ends_with("/health") {
+        return next.run(request).await;
+    }
+    ApiError::unavailable("the API is starting; try again in a moment").into_response()
+}
+
+/// Gives the errors axum answers itself (405, 413...) the API's `{"message"}` body.
+async fn json_errors(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let message = match status {
+        StatusCode::METHOD_NOT_ALLOWED => "this endpoint does not take that method".to_string(),
+        StatusCode::PAYLOAD_TOO_LARGE => format!("the request body is larger than {} KiB", BODY_LIMIT / 1024),
+        StatusCode::NOT_FOUND => "there is nothing here".to_string(),
+        other => other.canonical_reason().unwrap_or("the request failed").to_lowercase(),
+    };
+    ApiError::new(status, message).into_response()
+}
+
+/// Serves `app` on `listener` until `shutdown` completes.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(shutdown)
+        .await
+        .context("serving the API")
+}
+
+/// Runs `kite api` until Ctrl-C or SIGTERM.
+pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
+    let client = crate::cluster::connect(args.kubeconfig.as_ref()).await?;
+    let state = state(client, &args.namespace, args.secure_cookies).await?;
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("listening on {} for the API", args.listen))?;
+    let bound = listener.local_addr().context("reading the API's address")?;
+    tracing::info!(address = %bound, "kite api is serving");
+    eprintln!("kite api: serving http://{bound}/api/v1 (OpenAPI at /api/v1/openapi.json)");
+    serve(listener, app(state)?, crate::signal::shutdown()).await
+}

@@ -1,0 +1,226 @@
+//! Unique names without races: before a user or a machine takes an email,
+//! a username, an `sshId` or a `domainPrefix`, the API creates a
+//! ConfigMap whose name is derived from the value. The API server lets
+//! exactly one create of a name succeed, so of two simultaneous requests
+//! for the same value one wins and the other gets a 409; there is never a
+//! duplicate. The same mechanism makes "the first user is admin" safe.
+//!
+//! A reservation names its holder. It is released when its holder changes
+//! its mind (a failed create, a changed `domainPrefix`) and, lazily, when
+//! someone else wants the value and the holder no longer exists: a
+//! reservation older than [`GRACE`] whose holder is gone is deleted (with a
+//! precondition on its uid, so only one request can do so) and taken anew.
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kite_core::api::{KiteUser, KiteVirtualMachine};
+use kite_core::labels::{COMPONENT, owned_labels};
+use kube::api::{DeleteParams, PostParams, Preconditions};
+use kube::{Api, Client};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// How long a reservation is kept even when its holder does not exist yet
+/// (the holder is created just after its reservations).
+pub const GRACE: Duration = Duration::from_secs(60);
+
+/// The label value that marks reservations.
+const COMPONENT_VALUE: &str = "kite-api-reservation";
+
+/// What is reserved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A user's email (lower-cased).
+    Email,
+    /// A username (lower-cased).
+    Username,
+    /// A machine's `sshId`.
+    SshId,
+    /// A machine's `domainPrefix`.
+    DomainPrefix,
+    /// The admin level of the first user to sign up.
+    FirstAdmin,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Email => "email",
+            Kind::Username => "username",
+            Kind::SshId => "sshid",
+            Kind::DomainPrefix => "domain",
+            Kind::FirstAdmin => "first-admin",
+        }
+    }
+}
+
+/// Who holds a reservation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Holder {
+    /// A `KiteUser`, by object name.
+    User(String),
+    /// A `KiteVirtualMachine`, by namespace and name.
+    Vm {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+    },
+}
+
+impl Holder {
+    fn encode(&self) -> String {
+        match self {
+            Holder::User(name) => format!("KiteUser/{name}"),
+            Holder::Vm { namespace, name } => format!("KiteVirtualMachine/{namespace}/{name}"),
+        }
+    }
+
+    fn decode(text: &str) -> Option<Self> {
+        let mut parts = text.split('/');
+        match (parts.next(), parts.next(), parts.next(), parts.next()) {
+            (Some("KiteUser"), Some(name), None, None) => Some(Holder::User(name.into())),
+            (Some("KiteVirtualMachine"), Some(namespace), Some(name), None) => {
+                Some(Holder::Vm { namespace: namespace.into(), name: name.into() })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Why a value could not be reserved.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// Another holder has it.
+    #[error("taken")]
+    Taken,
+    /// The cluster failed.
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+}
+
+/// Reservations in one namespace.
+#[derive(Clone)]
+pub struct Reservations {
+    client: Client,
+    configmaps: Api<ConfigMap>,
+}
+
+/// The ConfigMap name of a reservation: the kind and a SHA-256 of the value.
+pub fn object_name(kind: Kind, value: &str) -> String {
+    let digest = Sha256::digest(value.as_bytes());
+    let hex: String = digest.iter().take(20).map(|b| format!("{b:02x}")).collect();
+    format!("kite-reserved-{}-{hex}", kind.as_str())
+}
+
+impl Reservations {
+    /// Reservations kept in `namespace`.
+    pub fn new(client: Client, namespace: &str) -> Self {
+        Self { configmaps: Api::namespaced(client.clone(), namespace), client }
+    }
+
+    /// Reserves `value` for `holder`. Reserving again what the same holder has is not an error.
+    pub async fn reserve(&self, kind: Kind, value: &str, holder: &Holder) -> Result<(), Refusal> {
+        let name = object_name(kind, value);
+        for _ in 0..2 {
+            let mut object = ConfigMap::default();
+            object.metadata.name = Some(name.clone());
+            object.metadata.labels = Some(owned_labels(COMPONENT, COMPONENT_VALUE));
+            object.data = Some(BTreeMap::from([
+                ("kind".to_string(), kind.as_str().to_string()),
+                ("value".to_string(), value.to_string()),
+                ("holder".to_string(), holder.encode()),
+            ]));
+            match self.configmaps.create(&PostParams::default(), &object).await {
+                Ok(_) => return Ok(()),
+                Err(kube::Error::Api(status)) if status.code == 409 => {}
+                Err(error) => return Err(error.into()),
+            }
+            let Some(existing) = self.configmaps.get_opt(&name).await? else { continue };
+            let current = existing.data.as_ref().and_then(|d| d.get("holder")).and_then(|h| Holder::decode(h));
+            if current.as_ref() == Some(holder) {
+                return Ok(());
+            }
+            if !self.is_stale(&existing, current.as_ref()).await? {
+                return Err(Refusal::Taken);
+            }
+            let preconditions = Preconditions {
+                uid: existing.metadata.uid.clone(),
+                resource_version: existing.metadata.resource_version.clone(),
+            };
+            let params = DeleteParams { preconditions: Some(preconditions), ..DeleteParams::default() };
+            match self.configmaps.delete(&name, &params).await {
+                Ok(_) => tracing::info!(reservation = %name, "released a reservation whose holder is gone"),
+                Err(kube::Error::Api(status)) if status.code == 409 || status.code == 404 => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Err(Refusal::Taken)
+    }
+
+    /// Releases `value` if `holder` holds it; another holder's reservation is left alone.
+    pub async fn release(&self, kind: Kind, value: &str, holder: &Holder) -> Result<(), kube::Error> {
+        let name = object_name(kind, value);
+        let Some(existing) = self.configmaps.get_opt(&name).await? else { return Ok(()) };
+        let current = existing.data.as_ref().and_then(|d| d.get("holder")).and_then(|h| Holder::decode(h));
+        if current.as_ref() != Some(holder) {
+            return Ok(());
+        }
+        let preconditions = Preconditions { uid: existing.metadata.uid.clone(), resource_version: None };
+        match self
+            .configmaps
+            .delete(&name, &DeleteParams { preconditions: Some(preconditions), ..Default::default() })
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Releases, logging failures: a left-over reservation is reclaimed later anyway.
+    pub async fn release_quietly(&self, kind: Kind, value: &str, holder: &Holder) {
+        if let Err(error) = self.release(kind, value, holder).await {
+            tracing::warn!(%error, kind = kind.as_str(), "could not release a reservation; it will be reclaimed when needed");
+        }
+    }
+
+    /// Whether a reservation may be taken over: past its grace period, and its holder is gone.
+    async fn is_stale(&self, existing: &ConfigMap, holder: Option<&Holder>) -> Result<bool, kube::Error> {
+        let created = existing.metadata.creation_timestamp.as_ref().map(|t| t.0);
+        let age = created.map(|t| jiff::Timestamp::now().duration_since(t));
+        let past_grace = age.is_none_or(|age| age.as_secs() >= GRACE.as_secs() as i64);
+        if !past_grace {
+            return Ok(false);
+        }
+        let exists = match holder {
+            Some(Holder::User(name)) => Api::<KiteUser>::all(self.client.clone()).get_opt(name).await?.is_some(),
+            Some(Holder::Vm { namespace, name }) => {
+                Api::<KiteVirtualMachine>::namespaced(self.client.clone(), namespace).get_opt(name).await?.is_some()
+            }
+            None => false,
+        };
+        Ok(!exists)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_valid_object_names_and_differ_by_kind_and_value() {
+        let a = object_name(Kind::SshId, "_alice");
+        assert!(a.len() <= 63 && a.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'), "{a}");
+        assert_ne!(a, object_name(Kind::DomainPrefix, "_alice"));
+        assert_ne!(a, object_name(Kind::SshId, "alice"));
+    }
+
+    #[test]
+    fn holders_read_back() {
+        for holder in [Holder::User("ku-1".into()), Holder::Vm { namespace: "ns".into(), name: "web".into() }] {
+            assert_eq!(Holder::decode(&holder.encode()), Some(holder));
+        }
+        assert_eq!(Holder::decode("Pod/x"), None);
+    }
+}

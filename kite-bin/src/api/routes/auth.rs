@@ -1,0 +1,253 @@
+//! `auth/signup`, `auth/login`, `auth/logout`.
+
+use crate::api::error::{ApiError, ApiResult, ErrorBody};
+use crate::api::json::Body;
+use crate::api::models::{PublicUser, UserEnvelope};
+use crate::api::reservation::{Holder, Kind, Refusal};
+use crate::api::state::{AppState, by};
+use crate::api::validate;
+use axum::Json;
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum_extra::extract::CookieJar;
+use kite_core::api::{AccessLevel, KiteUser, KiteUserSpec};
+use kube::Api;
+use kube::api::{Patch, PatchParams, PostParams};
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use utoipa::ToSchema;
+
+/// What signing up takes.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SignupRequest {
+    /// The name to show.
+    pub username: String,
+    /// The address to sign in with; unique.
+    pub email: String,
+    /// At least 8 characters.
+    pub password: String,
+}
+
+/// What signing in takes.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoginRequest {
+    /// The address signed up with (any case).
+    pub email: String,
+    /// The password.
+    pub password: String,
+}
+
+/// A new session.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionResponse {
+    /// A sentence.
+    pub message: String,
+    /// The session token, for `Authorization: Bearer` (browsers use the cookie instead).
+    pub token: String,
+    /// The CSRF token a cookie-authenticated write repeats in `X-CSRF-Token`.
+    pub csrf_token: String,
+    /// Seconds until the session ends.
+    pub expires_in: i64,
+    /// When the session ends (RFC 3339).
+    pub expires_at: String,
+    /// The signed-in user.
+    pub user: PublicUser,
+}
+
+fn kube_refusal(doing: &str, refusal: Refusal, taken: &'static str) -> ApiError {
+    match refusal {
+        Refusal::Taken => ApiError::conflict(taken),
+        Refusal::Kube(error) => ApiError::from_kube(doing, error),
+    }
+}
+
+/// Issues a session for `user` and answers with its cookies.
+fn start_session(
+    state: &AppState,
+    headers: &HeaderMap,
+    user: &KiteUser,
+    message: &str,
+) -> ApiResult<(CookieJar, Json<SessionResponse>)> {
+    let ttl = state.platform_spec().access_token_ttl_minutes;
+    let issued = state.sessions.issue(user.metadata.name.as_deref().unwrap_or_default(), ttl)?;
+    let secure = state.sessions.secure_for(headers);
+    let jar = state.sessions.cookies(&issued, ttl, secure).into_iter().fold(CookieJar::new(), CookieJar::add);
+    let expires_at = jiff::Timestamp::from_second(issued.claims.exp).map(|t| t.to_string()).unwrap_or_default();
+    Ok((
+        jar,
+        Json(SessionResponse {
+            message: message.to_string(),
+            token: issued.token,
+            csrf_token: issued.claims.csrf,
+            expires_in: issued.claims.exp - issued.claims.iat,
+            expires_at,
+            user: PublicUser::from(user),
+        }),
+    ))
+}
+
+/// Creates an account and signs it in. The first account of the platform
+/// is an admin; every later one starts read-only until a manager raises it.
+#[utoipa::path(post, path = "/auth/signup", tag = "auth", request_body = SignupRequest,
+    responses(
+        (status = 201, description = "Created and signed in", body = SessionResponse),
+        (status = 409, description = "The email or username is taken", body = ErrorBody),
+        (status = 422, description = "A field is not valid", body = ErrorBody),
+    ))]
+pub async fn signup(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Body(request): Body<SignupRequest>,
+) -> ApiResult<(StatusCode, CookieJar, Json<SessionResponse>)> {
+    let username = validate::username(&request.username)?;
+    let email = validate::email(&request.email)?;
+    validate::password("password", &request.password)?;
+    let (email_key, username_key) = (email.to_lowercase(), username.to_lowercase());
+    if !state.users.find(by::EMAIL, &email_key).is_empty() {
+        return Err(ApiError::conflict("an account with this email already exists; sign in instead"));
+    }
+    if !state.users.find(by::USERNAME, &username_key).is_empty() {
+        return Err(ApiError::conflict("this username is taken; choose another"));
+    }
+    let name = format!("ku-{}", uuid::Uuid::new_v4());
+    let holder = Holder::User(name.clone());
+    let reservations = &state.reservations;
+    reservations.reserve(Kind::Email, &email_key, &holder).await.map_err(|r| {
+        kube_refusal("reserving an email", r, "an account with this email already exists; sign in instead")
+    })?;
+    let created = async {
+        reservations
+            .reserve(Kind::Username, &username_key, &holder)
+            .await
+            .map_err(|r| kube_refusal("reserving a username", r, "this username is taken; choose another"))?;
+        let level = if state.users.all().is_empty() {
+            match reservations.reserve(Kind::FirstAdmin, "", &holder).await {
+                Ok(()) => AccessLevel::Admin,
+                Err(Refusal::Taken) => AccessLevel::ReadOnly,
+                Err(Refusal::Kube(error)) => return Err(ApiError::from_kube("reserving the first admin", error)),
+            }
+        } else {
+            AccessLevel::ReadOnly
+        };
+        let password = request.password.clone();
+        let hash = tokio::task::spawn_blocking(move || kite_ssh::password::hash(&password))
+            .await
+            .map_err(|error| ApiError::internal("hashing a password", error))?
+            .map_err(|error| ApiError::internal("hashing a password", error))?;
+        let user = KiteUser::new(
+            &name,
+            KiteUserSpec {
+                username: username.clone(),
+                email: email.clone(),
+                password: hash,
+                namespace: format!("kite-user-{name}"),
+                profile_image: String::new(),
+                access_level: level,
+                ssh_authorized_keys: Vec::new(),
+            },
+        );
+        Api::<KiteUser>::all(state.client.clone())
+            .create(&PostParams::default(), &user)
+            .await
+            .map_err(|error| ApiError::from_kube("creating a user", error))
+    }
+    .await;
+    let user = match created {
+        Ok(user) => user,
+        Err(error) => {
+            for (kind, value) in
+                [(Kind::Email, &email_key), (Kind::Username, &username_key), (Kind::FirstAdmin, &String::new())]
+            {
+                reservations.release_quietly(kind, value, &holder).await;
+            }
+            return Err(error);
+        }
+    };
+    tracing::info!(user = %name, level = user.spec.access_level.as_u8(), "signed up");
+    state.users.upsert(user.clone());
+    let (jar, body) = start_session(&state, &headers, &user, "your account is ready")?;
+    Ok((StatusCode::CREATED, jar, body))
+}
+
+/// Signs in. An unknown email and a wrong password get the same answer,
+/// after the same work; attempts are limited per address and per account.
+#[utoipa::path(post, path = "/auth/login", tag = "auth", request_body = LoginRequest,
+    responses(
+        (status = 200, description = "Signed in; the session cookie is set", body = SessionResponse),
+        (status = 401, description = "The email or password is not right", body = ErrorBody),
+        (status = 429, description = "Too many attempts", body = ErrorBody),
+    ))]
+pub async fn login(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Body(request): Body<LoginRequest>,
+) -> ApiResult<(CookieJar, Json<SessionResponse>)> {
+    let email_key = request.email.trim().to_lowercase();
+    if let Err(seconds) = state.limits.check(peer.ip(), &email_key) {
+        tracing::warn!(peer = %peer.ip(), "sign-in attempts limited");
+        return Err(ApiError::too_many(format!("too many sign-in attempts; try again in {seconds} seconds"), seconds));
+    }
+    let user = state.users.find(by::EMAIL, &email_key).into_iter().next();
+    let stored = user.as_ref().map(|u| u.spec.password.clone());
+    let password = request.password.clone();
+    let verified = tokio::task::spawn_blocking(move || match stored {
+        Some(hash) => kite_ssh::password::verify(&password, &hash),
+        None => {
+            kite_ssh::password::verify_dummy(&password);
+            false
+        }
+    })
+    .await
+    .map_err(|error| ApiError::internal("checking a password", error))?;
+    let Some(user) = user.filter(|_| verified) else {
+        return Err(ApiError::unauthorized("the email or password is not right"));
+    };
+    if user.spec.password.starts_with("$2") {
+        upgrade_hash(&state, &user, request.password).await;
+    }
+    start_session(&state, &headers, &user, "signed in")
+}
+
+/// Replaces a bcrypt hash from the existing platform with argon2id, now that the password is known.
+async fn upgrade_hash(state: &AppState, user: &KiteUser, password: String) {
+    let Some(name) = user.metadata.name.clone() else { return };
+    let hash = match tokio::task::spawn_blocking(move || kite_ssh::password::hash(&password)).await {
+        Ok(Ok(hash)) => hash,
+        _ => return,
+    };
+    let patch = serde_json::json!({ "spec": { "password": hash } });
+    match Api::<KiteUser>::all(state.client.clone()).patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await
+    {
+        Ok(updated) => {
+            tracing::info!(user = %name, "upgraded a bcrypt password hash to argon2id");
+            state.users.upsert(updated);
+        }
+        Err(error) => tracing::warn!(%error, user = %name, "could not upgrade a bcrypt password hash"),
+    }
+}
+
+/// Signs out: clears the session cookies.
+#[utoipa::path(post, path = "/auth/logout", tag = "auth",
+    responses((status = 200, description = "Signed out", body = crate::api::models::Message)))]
+pub async fn logout(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> (CookieJar, Json<crate::api::models::Message>) {
+    let secure = state.sessions.secure_for(&headers);
+    let jar = state.sessions.cleared(secure).into_iter().fold(CookieJar::new(), CookieJar::add);
+    (jar, Json(crate::api::models::Message { message: "signed out".into() }))
+}
+
+/// The signed-in user.
+#[utoipa::path(get, path = "/me", tag = "auth",
+    responses(
+        (status = 200, body = UserEnvelope),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+    ))]
+pub async fn me(caller: crate::api::auth::Caller) -> Json<UserEnvelope> {
+    Json(UserEnvelope { user: PublicUser::from(caller.user.as_ref()) })
+}

@@ -1,0 +1,132 @@
+//! What every handler shares: the cluster client, the caches, sessions,
+//! login limits, the reservations of unique names.
+
+use super::cache::{Cache, Index, by_namespace};
+use super::rate_limit::LoginLimits;
+use super::reservation::Reservations;
+use super::session::Sessions;
+use kite_core::api::{
+    KitePlatform, KitePlatformSpec, KiteUser, KiteVirtualMachine, KiteVirtualMachineOffer, PLATFORM_NAME,
+};
+use kube::{Api, Client};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Index names of the caches.
+pub mod by {
+    /// Users by lower-cased email.
+    pub const EMAIL: &str = "email";
+    /// Users by lower-cased username.
+    pub const USERNAME: &str = "username";
+    /// Users, machines and offers by namespace.
+    pub const NAMESPACE: &str = "namespace";
+    /// Machines by `sshId`.
+    pub const SSH_ID: &str = "sshId";
+    /// Machines by `domainPrefix`.
+    pub const DOMAIN_PREFIX: &str = "domainPrefix";
+}
+
+/// Settings of `kite api` that do not live in the cluster.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The platform namespace (the session key and reservations live there).
+    pub namespace: String,
+}
+
+/// The state handlers share; cheap to clone.
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+/// The shared state itself.
+pub struct Inner {
+    /// The cluster.
+    pub client: Client,
+    /// Settings from the command line.
+    pub settings: Settings,
+    /// Every `KiteUser`.
+    pub users: Cache<KiteUser>,
+    /// Every `KiteVirtualMachine`.
+    pub vms: Cache<KiteVirtualMachine>,
+    /// Every `KiteVirtualMachineOffer`.
+    pub offers: Cache<KiteVirtualMachineOffer>,
+    /// The `KitePlatform` singleton.
+    pub platform: Cache<KitePlatform>,
+    /// Session tokens.
+    pub sessions: Sessions,
+    /// Sign-in attempt limits.
+    pub limits: LoginLimits,
+    /// Unique-name reservations.
+    pub reservations: Reservations,
+    /// One lock per user, held while creating machines, so a per-user limit cannot be raced past.
+    creating: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+fn lowercase(value: &str) -> Vec<String> {
+    vec![value.to_lowercase()]
+}
+
+impl AppState {
+    /// Starts the caches and assembles the state.
+    pub fn new(client: Client, settings: Settings, sessions: Sessions) -> Self {
+        let users = Cache::start(
+            Api::<KiteUser>::all(client.clone()),
+            vec![
+                Index { name: by::EMAIL, keys: |u: &KiteUser| lowercase(&u.spec.email) },
+                Index { name: by::USERNAME, keys: |u: &KiteUser| lowercase(&u.spec.username) },
+                Index { name: by::NAMESPACE, keys: |u: &KiteUser| vec![u.spec.namespace.clone()] },
+            ],
+        );
+        let vms = Cache::start(
+            Api::<KiteVirtualMachine>::all(client.clone()),
+            vec![
+                Index { name: by::NAMESPACE, keys: by_namespace },
+                Index { name: by::SSH_ID, keys: |vm: &KiteVirtualMachine| vec![vm.spec.ssh_id.clone()] },
+                Index {
+                    name: by::DOMAIN_PREFIX,
+                    keys: |vm: &KiteVirtualMachine| vm.spec.domain_prefix.iter().cloned().collect(),
+                },
+            ],
+        );
+        let offers = Cache::start(
+            Api::<KiteVirtualMachineOffer>::all(client.clone()),
+            vec![Index { name: by::NAMESPACE, keys: by_namespace }],
+        );
+        let platform = Cache::start(Api::<KitePlatform>::all(client.clone()), Vec::new());
+        let reservations = Reservations::new(client.clone(), &settings.namespace);
+        Self(Arc::new(Inner {
+            client,
+            settings,
+            users,
+            vms,
+            offers,
+            platform,
+            sessions,
+            limits: LoginLimits::default(),
+            reservations,
+            creating: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// The platform's desired configuration; the defaults when there is no `KitePlatform` yet.
+    pub fn platform_spec(&self) -> KitePlatformSpec {
+        self.platform.get(PLATFORM_NAME).map(|p| p.spec.clone()).unwrap_or_default()
+    }
+
+    /// The lock held while `user` creates a machine.
+    pub fn creation_lock(&self, user: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.creating.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        locks.entry(user.to_string()).or_default().clone()
+    }
+
+    /// Whether every cache has its first list.
+    pub fn synced(&self) -> bool {
+        self.users.is_synced() && self.vms.is_synced() && self.offers.is_synced() && self.platform.is_synced()
+    }
+}

@@ -1,0 +1,292 @@
+//! `kite api`, run as the binary against kite-testkit's API server: every
+//! rule and refusal of the API, seen over HTTP as a browser or a script
+//! sees it.
+
+mod support;
+
+use futures::future::join_all;
+use kite_core::api::{KiteUser, KiteVirtualMachine};
+use kube::Api;
+use kube::api::PostParams;
+use reqwest::StatusCode;
+use serde_json::json;
+use support::{Platform, Session, a_machine};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_user_is_admin_and_later_ones_read_only_even_when_they_race() {
+    let platform = Platform::start().await;
+    let anonymous = platform.anonymous();
+    let signups = (0..5).map(|i| {
+        let anonymous = anonymous.clone();
+        async move {
+            anonymous
+                .post("/auth/signup", json!({ "username": format!("racer{i}"), "email": format!("racer{i}@example.org"), "password": "racer-password" }))
+                .await
+        }
+    });
+    let answers = join_all(signups).await;
+    let levels: Vec<u64> = answers
+        .iter()
+        .map(|(status, body)| {
+            assert_eq!(*status, StatusCode::CREATED, "{body}");
+            body["user"]["access_level"].as_u64().unwrap()
+        })
+        .collect();
+    assert_eq!(levels.iter().filter(|l| **l == 3).count(), 1, "exactly one admin: {levels:?}");
+    assert_eq!(levels.iter().filter(|l| **l == 0).count(), 4, "{levels:?}");
+    let later = platform.sign_up("latecomer").await;
+    assert_eq!(later.get("/me").await.1["user"]["access_level"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accounts_are_unique_and_passwords_are_only_stored_hashed() {
+    let platform = Platform::start().await;
+    let ada = platform.sign_up("ada").await;
+    let again = platform
+        .anonymous()
+        .post(
+            "/auth/signup",
+            json!({ "username": "someone", "email": "ADA@example.org", "password": "another-password" }),
+        )
+        .await;
+    assert_eq!(again.0, StatusCode::CONFLICT, "{}", again.1);
+    assert!(again.1["message"].as_str().unwrap().contains("email already exists"));
+    let (_, me) = ada.get("/me").await;
+    assert!(me["user"].get("password").is_none(), "the hash never leaves the server: {me}");
+    let stored = Api::<KiteUser>::all(platform.client.clone()).get(me["user"]["name"].as_str().unwrap()).await.unwrap();
+    assert!(stored.spec.password.starts_with("$argon2id$"), "{}", stored.spec.password);
+    assert!(!stored.spec.password.contains("ada-password"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_in_fails_the_same_way_for_an_unknown_email_and_a_wrong_password_and_is_limited() {
+    let platform = Platform::start().await;
+    platform.sign_up("grace").await;
+    let anonymous = platform.anonymous();
+    let unknown =
+        anonymous.post("/auth/login", json!({ "email": "nobody@example.org", "password": "whatever-password" })).await;
+    let wrong =
+        anonymous.post("/auth/login", json!({ "email": "grace@example.org", "password": "wrong-password" })).await;
+    assert_eq!(unknown.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(unknown, wrong, "the same status and message");
+    let right =
+        anonymous.post("/auth/login", json!({ "email": "Grace@Example.org", "password": "grace-password" })).await;
+    assert_eq!(right.0, StatusCode::OK, "{}", right.1);
+    assert!(right.1["token"].is_string() && right.1["expiresIn"].as_i64().unwrap() > 0);
+    let mut limited = None;
+    for _ in 0..6 {
+        let answer =
+            anonymous.post("/auth/login", json!({ "email": "grace@example.org", "password": "guess-password" })).await;
+        if answer.0 == StatusCode::TOO_MANY_REQUESTS {
+            limited = Some(answer.1);
+            break;
+        }
+    }
+    let limited = limited.expect("the account's attempts are limited");
+    assert!(limited["message"].as_str().unwrap().contains("too many sign-in attempts"), "{limited}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_session_is_an_http_only_cookie_and_its_writes_need_the_csrf_token() {
+    let platform = Platform::start().await;
+    let user = platform.sign_up("lin").await;
+    platform.set_level(&user, 1).await;
+    let (mut browser, login) = Session::browser_login(&platform.base, "lin@example.org", "lin-password").await;
+    let cookies: Vec<&str> = login["set-cookie"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    let session = cookies.iter().find(|c| c.starts_with("kite_session=")).expect("a session cookie");
+    assert!(
+        session.contains("HttpOnly") && session.contains("SameSite=Lax") && session.contains("Path=/"),
+        "{session}"
+    );
+    assert!(!session.contains("Secure"), "plain HTTP on loopback: {session}");
+    assert_eq!(browser.get("/me").await.0, StatusCode::OK);
+    let without = browser.post("/vms", a_machine("web", "lin_web")).await;
+    assert_eq!(without.0, StatusCode::FORBIDDEN, "{}", without.1);
+    assert!(without.1["message"].as_str().unwrap().contains("CSRF"));
+    browser.csrf = login["body"]["csrfToken"].as_str().map(str::to_string);
+    let cross_site = browser
+        .send(
+            browser
+                .http
+                .post(format!("{}/api/v1/vms", platform.base))
+                .header("origin", "https://evil.example")
+                .header("x-csrf-token", browser.csrf.clone().unwrap())
+                .json(&a_machine("web", "lin_web")),
+        )
+        .await;
+    assert_eq!(cross_site.0, StatusCode::FORBIDDEN, "{}", cross_site.1);
+    let with = browser.post("/vms", a_machine("web", "lin_web")).await;
+    assert_eq!(with.0, StatusCode::CREATED, "{}", with.1);
+    let (status, body) = browser.post("/auth/logout", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_a_sentence_naming_the_problem_never_a_500() {
+    let platform = Platform::start().await;
+    let user = platform.sign_up("kim").await;
+    platform.set_level(&user, 2).await;
+    let url = format!("{}/api/v1/vms", platform.base);
+    let bearer = user.token.clone().unwrap();
+    let raw = |body: &'static str, content_type: &'static str| {
+        user.http.post(url.clone()).bearer_auth(bearer.clone()).header("content-type", content_type).body(body)
+    };
+    let (status, body) = user.send(raw("{not json", "application/json")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) = user.send(raw(r#"{"sshId": 7, "sshPassword": "machine-password"}"#, "application/json")).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("sshId"), "{body}");
+    let (status, body) =
+        user.send(raw(r#"{"sshId":"a","sshPassword":"machine-password","cpus":2}"#, "application/json")).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("cpus"), "{body}");
+    let (status, _) = user.send(raw("{}", "text/plain")).await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let refusals = [
+        (json!({ "sshId": "9lives", "sshPassword": "machine-password" }), "sshId"),
+        (json!({ "sshId": "kim", "sshPassword": "short" }), "sshPassword"),
+        (json!({ "sshId": "kim", "sshPassword": "machine-password", "disk": "19Gi" }), "disk"),
+        (json!({ "sshId": "kim", "sshPassword": "machine-password", "disk": 10 }), "disk"),
+        (json!({ "sshId": "kim", "sshPassword": "machine-password", "domainPrefix": "www" }), "domainPrefix"),
+        (json!({ "sshId": "kim", "sshPassword": "machine-password", "image": "windows-95" }), "image"),
+        (json!({ "sshId": "kim", "sshPassword": "machine-password", "name": "Not A Label" }), "name"),
+        (json!({ "sshId": "kim", "sshPassword": "machine-password", "cpu": 0 }), "cpu"),
+        (json!({ "sshId": "kim", "sshPassword": "machine-password", "memory": "lots" }), "memory"),
+    ];
+    for (request, field) in refusals {
+        let (status, body) = user.post("/vms", request.clone()).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{request}: {body}");
+        assert!(body["message"].as_str().unwrap().starts_with(field), "{request}: {body}");
+    }
+    let (status, body) = user.get("/no/such/thing").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (status, body) = user.send(user.http.put(format!("{}/api/v1/vms", platform.base))).await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{body}");
+    let (status, body) = platform.anonymous().get("/vms").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn levels_decide_who_creates_what_and_a_change_of_level_applies_at_once() {
+    let platform = Platform::start().await;
+    let _admin = platform.sign_up("root").await;
+    let user = platform.sign_up("tom").await;
+    let (status, body) = user.post("/vms", a_machine("first", "tom_first")).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "read-only cannot create: {body}");
+    platform.set_level(&user, 1).await;
+    let (status, body) =
+        user.post("/vms", json!({ "sshId": "tom_big", "sshPassword": "machine-password", "cpu": 8 })).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "level 1 has a fixed size: {body}");
+    let (status, body) = user.post("/vms", a_machine("first", "tom_first")).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(
+        (body["vm"]["cpu"].as_u64(), body["vm"]["memory"].as_str(), body["vm"]["disk"].as_str()),
+        (Some(2), Some("4Gi"), Some("25Gi"))
+    );
+    assert_eq!(user.post("/vms", a_machine("second", "tom_second")).await.0, StatusCode::CREATED);
+    let (status, body) = user.post("/vms", a_machine("third", "tom_third")).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "at most two: {body}");
+    let (status, body) = user.patch("/vms/first", json!({ "cpu": 4 })).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "no resizing at level 1: {body}");
+    let (status, body) = user.delete("/vms/second").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    assert_eq!(
+        user.post("/vms", a_machine("third", "tom_third")).await.0,
+        StatusCode::CREATED,
+        "a deleted one no longer counts"
+    );
+    platform.set_level(&user, 0).await;
+    let (status, body) = user.post("/vms/first/stop", json!({})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "demoted at once: {body}");
+    let (status, body) = user.get("/vms").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["vms"].as_array().unwrap().len(), 3, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssh_ids_and_domain_prefixes_are_unique_across_users_even_when_requests_race() {
+    let platform = Platform::start().await;
+    platform.sign_up("root").await;
+    let mut users = Vec::new();
+    for name in ["amy", "bob", "cat", "dan"] {
+        let user = platform.sign_up(name).await;
+        platform.set_level(&user, 2).await;
+        users.push(user);
+    }
+    let attempts = users.iter().enumerate().map(|(i, user)| {
+        let user = user.clone();
+        async move {
+            user.post("/vms", json!({ "name": format!("m{i}"), "sshId": "shared", "sshPassword": "machine-password" }))
+                .await
+        }
+    });
+    let answers = join_all(attempts).await;
+    let created = answers.iter().filter(|(s, _)| *s == StatusCode::CREATED).count();
+    let refused = answers.iter().filter(|(s, _)| *s == StatusCode::CONFLICT).count();
+    assert_eq!((created, refused), (1, 3), "{answers:?}");
+    let prefixes = users.iter().enumerate().map(|(i, user)| {
+        let user = user.clone();
+        async move { user.post("/vms", json!({ "name": format!("p{i}"), "sshId": format!("p{i}_id"), "sshPassword": "machine-password", "domainPrefix": "blog" })).await }
+    });
+    let answers = join_all(prefixes).await;
+    assert_eq!(answers.iter().filter(|(s, _)| *s == StatusCode::CREATED).count(), 1, "{answers:?}");
+    let vms = Api::<KiteVirtualMachine>::all(platform.client.clone()).list(&Default::default()).await.unwrap();
+    assert_eq!(vms.items.iter().filter(|vm| vm.spec.ssh_id == "shared").count(), 1);
+    assert_eq!(vms.items.iter().filter(|vm| vm.spec.domain_prefix.as_deref() == Some("blog")).count(), 1);
+    let stored = vms.items.iter().find(|vm| vm.spec.ssh_id == "shared").unwrap();
+    let hash = stored.spec.ssh_password_hash.as_deref().unwrap();
+    assert!(hash.starts_with("$argon2id$") && !hash.contains("machine-password"), "{hash}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bcrypt_password_of_the_existing_platform_signs_in_and_is_upgraded() {
+    let platform = Platform::start().await;
+    platform.sign_up("root").await;
+    let mut legacy = kite_testkit::fixtures::a_user("legacy");
+    legacy.spec.email = "legacy@example.org".into();
+    legacy.spec.password = bcrypt::hash("legacy-password", 4).unwrap();
+    let users = Api::<KiteUser>::all(platform.client.clone());
+    users.create(&PostParams::default(), &legacy).await.unwrap();
+    let anonymous = platform.anonymous();
+    let answer =
+        kite_testkit::fixtures::eventually(std::time::Duration::from_secs(5), "the legacy user to sign in", || {
+            let anonymous = anonymous.clone();
+            async move {
+                let answer = anonymous
+                    .post("/auth/login", json!({ "email": "legacy@example.org", "password": "legacy-password" }))
+                    .await;
+                (answer.0 == StatusCode::OK).then_some(answer)
+            }
+        })
+        .await;
+    assert_eq!(answer.1["user"]["email"], "legacy@example.org");
+    let stored = users.get("legacy").await.unwrap();
+    assert!(stored.spec.password.starts_with("$argon2id$"), "{}", stored.spec.password);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_openapi_document_lists_every_route_the_server_answers() {
+    let platform = Platform::start().await;
+    let (status, document) = platform.anonymous().get("/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(document["openapi"].as_str().unwrap().starts_with("3."), "{}", document["openapi"]);
+    let paths = document["paths"].as_object().unwrap();
+    for path in [
+        "/health",
+        "/config",
+        "/auth/signup",
+        "/auth/login",
+        "/auth/logout",
+        "/me",
+        "/vms",
+        "/vms/{name}",
+        "/vms/{name}/start",
+        "/vms/{name}/stop",
+    ] {
+        assert!(paths.contains_key(path), "{path} is documented");
+    }
+    let (status, config) = platform.anonymous().get("/config").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(config["config"]["images"][0]["ready"], true, "{config}");
+    assert_eq!(config["config"]["minDisk"], "20Gi");
+}
