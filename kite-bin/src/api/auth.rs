@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 /// How a request proved who it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Credential {
+enum Credential {
     /// The session cookie (a browser).
     Cookie,
     /// An `Authorization: Bearer` token (a script).
@@ -32,8 +32,6 @@ pub enum Credential {
 pub struct Caller {
     /// The user, as the cache holds it now.
     pub user: Arc<KiteUser>,
-    /// How the request was authenticated.
-    pub credential: Credential,
 }
 
 /// A sentence naming a level, for refusals.
@@ -113,7 +111,7 @@ impl FromRequestParts<AppState> for Caller {
             .users
             .get(&claims.sub)
             .ok_or_else(|| ApiError::unauthorized("your account no longer exists; sign up again or ask an admin"))?;
-        Ok(Caller { user, credential })
+        Ok(Caller { user })
     }
 }
 

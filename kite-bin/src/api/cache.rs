@@ -173,6 +173,12 @@ where
         self.put(&mut inner, Arc::new(object));
     }
 
+    /// Drops an object the API just deleted, ahead of its watch event.
+    pub fn remove(&self, key: &str) {
+        let mut inner = self.inner.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        self.drop_key(&mut inner, key);
+    }
+
     /// The object under `key` (see [`key`]).
     pub fn get(&self, key: &str) -> Option<Arc<K>> {
         let inner = self.inner.read().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -192,12 +198,6 @@ where
         let mut all: Vec<_> = inner.objects.iter().map(|(k, o)| (k.clone(), o.clone())).collect();
         all.sort_by(|a, b| a.0.cmp(&b.0));
         all.into_iter().map(|(_, o)| o).collect()
-    }
-
-    /// How many objects the cache holds.
-    pub fn len(&self) -> usize {
-        let inner = self.inner.read().unwrap_or_else(|poisoned| poisoned.into_inner());
-        inner.objects.len()
     }
 
     /// Whether the first list has arrived.

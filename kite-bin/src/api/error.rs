@@ -77,11 +77,13 @@ impl ApiError {
     }
 
     /// The status code.
+    #[cfg(test)]
     pub fn status(&self) -> StatusCode {
         self.status
     }
 
     /// The sentence.
+    #[cfg(test)]
     pub fn message(&self) -> &str {
         &self.message
     }

@@ -15,12 +15,14 @@
 //! | [`rate_limit`] | sign-in attempt limits |
 //! | [`validate`], [`vm_rules`] | the rules a request must keep |
 //! | [`routes`] | the handlers |
+//! | [`openapi`] | the document's shared parts |
 
 pub mod auth;
 pub mod cache;
 pub mod error;
 pub mod json;
 pub mod models;
+pub mod openapi;
 pub mod rate_limit;
 pub mod reservation;
 pub mod routes;
@@ -39,7 +41,7 @@ use axum::routing::get;
 use clap::Args;
 use error::ApiError;
 use session::Sessions;
-use state::{AppState, Settings};
+use state::AppState;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -73,7 +75,7 @@ pub async fn state(client: kube::Client, namespace: &str, secure_cookies: bool) 
         .await
         .with_context(|| format!("reading the session key Secret in the namespace {namespace}"))?;
     let sessions = Sessions::new(&key, secure_cookies).context("reading the session key")?;
-    let state = AppState::new(client, Settings { namespace: namespace.to_string() }, sessions);
+    let state = AppState::new(client, namespace, sessions);
     if !state.users.wait_synced(Duration::from_secs(30)).await {
         tracing::warn!("the user cache is not filled after 30 s; the API answers 503 until it is");
     }

@@ -26,13 +26,6 @@ pub mod by {
     pub const DOMAIN_PREFIX: &str = "domainPrefix";
 }
 
-/// Settings of `kite api` that do not live in the cluster.
-#[derive(Clone, Debug)]
-pub struct Settings {
-    /// The platform namespace (the session key and reservations live there).
-    pub namespace: String,
-}
-
 /// The state handlers share; cheap to clone.
 #[derive(Clone)]
 pub struct AppState(Arc<Inner>);
@@ -41,8 +34,6 @@ pub struct AppState(Arc<Inner>);
 pub struct Inner {
     /// The cluster.
     pub client: Client,
-    /// Settings from the command line.
-    pub settings: Settings,
     /// Every `KiteUser`.
     pub users: Cache<KiteUser>,
     /// Every `KiteVirtualMachine`.
@@ -73,8 +64,8 @@ fn lowercase(value: &str) -> Vec<String> {
 }
 
 impl AppState {
-    /// Starts the caches and assembles the state.
-    pub fn new(client: Client, settings: Settings, sessions: Sessions) -> Self {
+    /// Starts the caches and assembles the state; reservations are kept in `namespace`.
+    pub fn new(client: Client, namespace: &str, sessions: Sessions) -> Self {
         let users = Cache::start(
             Api::<KiteUser>::all(client.clone()),
             vec![
@@ -99,10 +90,9 @@ impl AppState {
             vec![Index { name: by::NAMESPACE, keys: by_namespace }],
         );
         let platform = Cache::start(Api::<KitePlatform>::all(client.clone()), Vec::new());
-        let reservations = Reservations::new(client.clone(), &settings.namespace);
+        let reservations = Reservations::new(client.clone(), namespace);
         Self(Arc::new(Inner {
             client,
-            settings,
             users,
             vms,
             offers,

@@ -143,25 +143,39 @@ pub async fn get(
 }
 
 /// The spec of a machine to create, checked against the caller's level and the platform.
-struct Planned {
-    name: String,
-    spec: KiteVirtualMachineSpec,
+pub struct Planned {
+    /// The machine's name.
+    pub name: String,
+    /// Its spec, without the password hash.
+    pub spec: KiteVirtualMachineSpec,
 }
 
-fn plan(state: &AppState, caller: &Caller, request: &CreateVm) -> ApiResult<Planned> {
-    let name = match request.name.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+/// The name, `sshId` and `domainPrefix` of a new machine, checked; a name is made up when none is given.
+pub fn identity(
+    name: Option<&str>,
+    ssh_id: &str,
+    domain_prefix: Option<&str>,
+    password: &str,
+) -> ApiResult<(String, Option<String>)> {
+    let name = match name.map(str::trim).filter(|n| !n.is_empty()) {
         Some(name) => {
             validate::object_name("name", name)?;
             name.to_string()
         }
         None => format!("vm-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]),
     };
-    validate::ssh_id(&request.ssh_id)?;
-    let domain_prefix = request.domain_prefix.as_deref().map(str::trim).filter(|p| !p.is_empty()).map(str::to_string);
+    validate::ssh_id(ssh_id)?;
+    let domain_prefix = domain_prefix.map(str::trim).filter(|p| !p.is_empty()).map(str::to_string);
     if let Some(prefix) = &domain_prefix {
         validate::domain_prefix(prefix)?;
     }
-    validate::password("sshPassword", &request.ssh_password)?;
+    validate::password("sshPassword", password)?;
+    Ok((name, domain_prefix))
+}
+
+fn plan(state: &AppState, caller: &Caller, request: &CreateVm) -> ApiResult<Planned> {
+    let (name, domain_prefix) =
+        identity(request.name.as_deref(), &request.ssh_id, request.domain_prefix.as_deref(), &request.ssh_password)?;
     let platform = state.platform.get(PLATFORM_NAME);
     let (image, image_size) =
         vm_rules::ready_image(request.image.as_deref(), &state.platform_spec(), platform.as_deref())?;
@@ -237,6 +251,21 @@ pub async fn create(
 ) -> ApiResult<(StatusCode, Json<VmEnvelope>)> {
     caller.require(AccessLevel::User)?;
     let planned = plan(&state, &caller, &request)?;
+    let limit = (caller.level() == AccessLevel::User).then_some(USER_LEVEL_MAX_MACHINES);
+    let vm = create_machine(&state, &caller, planned, request.ssh_password.clone(), limit).await?;
+    Ok((StatusCode::CREATED, Json(envelope(&state, &vm))))
+}
+
+/// Creates `planned` in the caller's namespace: under the caller's creation
+/// lock, within `limit` active machines, with its `sshId` and
+/// `domainPrefix` reserved, and `password` stored only as a hash.
+pub async fn create_machine(
+    state: &AppState,
+    caller: &Caller,
+    planned: Planned,
+    password: String,
+    limit: Option<u32>,
+) -> ApiResult<KiteVirtualMachine> {
     let namespace = caller.namespace().to_string();
     let lock = state.creation_lock(caller.name());
     let _held = lock.lock().await;
@@ -244,20 +273,19 @@ pub async fn create(
     if mine.iter().any(|vm| vm.metadata.name.as_deref() == Some(planned.name.as_str())) {
         return Err(ApiError::conflict(format!("you already have a machine named '{}'", planned.name)));
     }
-    if caller.level() == AccessLevel::User {
-        let active = mine.iter().filter(|vm| !vm.spec.delete).count();
-        if active >= USER_LEVEL_MAX_MACHINES as usize {
-            return Err(ApiError::forbidden(format!(
-                "your access level allows {USER_LEVEL_MAX_MACHINES} machines at a time; delete one first or ask a manager"
-            )));
-        }
+    if let Some(limit) = limit
+        && mine.iter().filter(|vm| !vm.spec.delete).count() >= limit as usize
+    {
+        return Err(ApiError::forbidden(format!(
+            "your access level allows {limit} machines at a time; delete one first or ask a manager"
+        )));
     }
     let ssh_taken = format!("the SSH id '{}' is taken; choose another", planned.spec.ssh_id);
-    if used_elsewhere(&state, &planned.spec.ssh_id, &namespace, &planned.name) {
+    if used_elsewhere(state, &planned.spec.ssh_id, &namespace, &planned.name) {
         return Err(ApiError::conflict(ssh_taken));
     }
     if let Some(prefix) = &planned.spec.domain_prefix
-        && prefix_used_elsewhere(&state, prefix, &namespace, &planned.name)
+        && prefix_used_elsewhere(state, prefix, &namespace, &planned.name)
     {
         return Err(ApiError::conflict(format!("the domain prefix '{prefix}' is taken; choose another")));
     }
@@ -274,7 +302,7 @@ pub async fn create(
             })?;
         }
         let mut spec = planned.spec.clone();
-        spec.ssh_password_hash = Some(hash(request.ssh_password.clone()).await?);
+        spec.ssh_password_hash = Some(hash(password).await?);
         let vm = KiteVirtualMachine::new(&planned.name, spec);
         Api::<KiteVirtualMachine>::namespaced(state.client.clone(), &namespace)
             .create(&PostParams::default(), &vm)
@@ -295,7 +323,7 @@ pub async fn create(
         Ok(vm) => {
             tracing::info!(user = caller.name(), vm = %planned.name, "machine requested");
             state.vms.upsert(vm.clone());
-            Ok((StatusCode::CREATED, Json(envelope(&state, &vm))))
+            Ok(vm)
         }
         Err(error) => {
             reservations.release_quietly(Kind::SshId, &planned.spec.ssh_id, &holder).await;

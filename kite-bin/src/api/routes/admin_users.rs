@@ -1,0 +1,124 @@
+//! `admin/users`: the users, their levels, and deleting one with their machines.
+
+use super::vms::request_deletion;
+use crate::api::auth::{Caller, level_name};
+use crate::api::error::{ApiError, ApiResult, ErrorBody};
+use crate::api::json::Body;
+use crate::api::models::{Message, PublicUser, UserEnvelope, UsersEnvelope};
+use crate::api::state::{AppState, by};
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use kite_core::api::{AccessLevel, KiteUser};
+use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams};
+use serde::Deserialize;
+use std::sync::Arc;
+use utoipa::ToSchema;
+
+/// Every user (managers and admins).
+#[utoipa::path(get, path = "/admin/users", tag = "admin",
+    responses((status = 200, body = UsersEnvelope), (status = 403, body = ErrorBody)))]
+pub async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<UsersEnvelope>> {
+    caller.require(AccessLevel::Manager)?;
+    let mut users: Vec<PublicUser> = state.users.all().iter().map(|u| PublicUser::from(u.as_ref())).collect();
+    users.sort_by_key(|u| u.username.to_lowercase());
+    Ok(Json(UsersEnvelope { users }))
+}
+
+/// The user `name`: an object name, or a username.
+fn find(state: &AppState, name: &str) -> ApiResult<Arc<KiteUser>> {
+    state
+        .users
+        .get(name)
+        .or_else(|| state.users.find(by::USERNAME, &name.to_lowercase()).into_iter().next())
+        .ok_or_else(|| ApiError::not_found(format!("there is no user '{name}'")))
+}
+
+/// A new level.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LevelChange {
+    /// `0` read-only, `1` user, `2` manager, `3` admin.
+    #[schema(minimum = 0, maximum = 3)]
+    pub access_level: u8,
+}
+
+/// Changes a user's level. Managers may move users between read-only and
+/// user only; nobody changes their own level.
+#[utoipa::path(patch, path = "/admin/users/{name}/access-level", tag = "admin", request_body = LevelChange, params(("name" = String, Path, description = "Object name or username")),
+    responses(
+        (status = 200, body = UserEnvelope),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody),
+        (status = 422, body = ErrorBody),
+    ))]
+pub async fn set_level(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    Body(change): Body<LevelChange>,
+) -> ApiResult<Json<UserEnvelope>> {
+    caller.require(AccessLevel::Manager)?;
+    let level = AccessLevel::from_u8(change.access_level)
+        .ok_or_else(|| ApiError::invalid("access_level", "use 0 (read-only), 1 (user), 2 (manager) or 3 (admin)"))?;
+    let user = find(&state, &name)?;
+    if user.metadata.name.as_deref() == Some(caller.name()) {
+        return Err(ApiError::conflict("you cannot change your own level; ask another admin"));
+    }
+    if caller.level() < AccessLevel::Admin && (level > AccessLevel::User || user.spec.access_level > AccessLevel::User)
+    {
+        return Err(ApiError::forbidden(format!(
+            "a {} may move users between read-only and user only; ask an admin",
+            level_name(caller.level())
+        )));
+    }
+    let patch = serde_json::json!({ "spec": { "access_level": level.as_u8() } });
+    let object = user.metadata.name.clone().unwrap_or_default();
+    let updated = Api::<KiteUser>::all(state.client.clone())
+        .patch(&object, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|error| ApiError::from_kube("changing a level", error))?;
+    tracing::info!(by = caller.name(), user = %object, level = level.as_u8(), "level changed");
+    state.users.upsert(updated.clone());
+    Ok(Json(UserEnvelope { user: PublicUser::from(&updated) }))
+}
+
+/// Deletes a user (admins): asks for the deletion of each of their
+/// machines, then removes the account; the controller cleans up the rest.
+#[utoipa::path(delete, path = "/admin/users/{name}", tag = "admin", params(("name" = String, Path)),
+    responses(
+        (status = 202, body = Message),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody),
+    ))]
+pub async fn delete(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> ApiResult<(StatusCode, Json<Message>)> {
+    caller.require(AccessLevel::Admin)?;
+    let user = find(&state, &name)?;
+    if user.metadata.name.as_deref() == Some(caller.name()) {
+        return Err(ApiError::conflict("you cannot delete your own account here"));
+    }
+    let machines = state.vms.find(by::NAMESPACE, &user.spec.namespace);
+    for vm in &machines {
+        request_deletion(&state, vm).await?;
+    }
+    let object = user.metadata.name.clone().unwrap_or_default();
+    match Api::<KiteUser>::all(state.client.clone()).delete(&object, &DeleteParams::default()).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 404 => {}
+        Err(error) => return Err(ApiError::from_kube("deleting a user", error)),
+    }
+    tracing::info!(by = caller.name(), user = %object, machines = machines.len(), "user deleted");
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(Message {
+            message: format!("{} and their {} machines are being deleted", user.spec.username, machines.len()),
+        }),
+    ))
+}
