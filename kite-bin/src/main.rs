@@ -1,14 +1,14 @@
 //! `kite`: the one binary of the Kite platform.
 //!
 //! Each component is a subcommand: `kite crds`, `kite controller`,
-//! `kite gateway`, `kite api` and `kite hash-password`; the demo comes in a
-//! later step (see the book).
+//! `kite gateway`, `kite api`, `kite demo` and `kite hash-password`.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod api;
 mod cluster;
 mod controller;
 mod crds;
+mod demo;
 mod gateway;
 mod hash_password;
 mod probes;
@@ -31,6 +31,8 @@ enum Command {
     ///
     /// Apply them with `kite crds | kubectl apply -f -`.
     Crds,
+    /// Run the whole platform on this machine, in memory, on loopback: the way to try Kite.
+    Demo(demo::DemoArgs),
     /// Serve the HTTP API (`/api/v1`) and the web UI.
     Api(api::ApiArgs),
     /// Run the reconcilers: tenants, machines, storage and the gateway's exposure.
@@ -58,6 +60,7 @@ fn main() -> ExitCode {
         Command::Crds => crds::print(),
         Command::HashPassword => hash_password::run(),
         Command::Gateway(args) => runtime().and_then(|r| r.block_on(gateway::run(args))),
+        Command::Demo(args) => runtime().and_then(|r| r.block_on(demo::run(args))),
         Command::Api(args) => runtime().and_then(|r| r.block_on(api::run(args))),
         Command::Controller(args) => runtime().and_then(|r| r.block_on(controller::run(args))),
     };

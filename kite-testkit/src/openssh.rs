@@ -57,6 +57,18 @@ pub fn wait_for_port(port: u16) {
     }
 }
 
+/// An sshd configuration for a server on `127.0.0.1:<port>` whose host key,
+/// `authorized_keys`, pid file and log are in `dir`: key login only, no
+/// PAM, verbose logs; `extra` lines are appended.
+pub fn sshd_config(dir: &Path, port: u16, extra: &str) -> String {
+    format!(
+        "ListenAddress 127.0.0.1:{port}\nHostKey {dir}/host_key\nAuthorizedKeysFile {dir}/authorized_keys\n\
+         PidFile {dir}/sshd.pid\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
+         PermitRootLogin prohibit-password\nUsePAM no\nStrictModes no\nSubsystem sftp internal-sftp\nLogLevel VERBOSE\n{extra}",
+        dir = dir.display()
+    )
+}
+
 /// A real sshd on loopback, logging in as this user with one authorized key.
 pub struct Sshd {
     /// Its loopback port.
@@ -81,13 +93,9 @@ impl Sshd {
         let dir = tempfile::tempdir().unwrap();
         write_key(&dir.path().join("host_key"), &host_key);
         std::fs::write(dir.path().join("authorized_keys"), public_line(authorized) + "\n").unwrap();
-        let config = format!(
-            "ListenAddress 127.0.0.1:{port}\nHostKey {dir}/host_key\nAuthorizedKeysFile {dir}/authorized_keys\n\
-             PidFile {dir}/sshd.pid\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
-             PermitRootLogin prohibit-password\nUsePAM no\nStrictModes no\nAllowTcpForwarding yes\nAllowAgentForwarding yes\n\
-             GatewayPorts no\nAcceptEnv KITE_*\nSubsystem sftp internal-sftp\nLogLevel VERBOSE\nMaxStartups 100:30:200\nMaxSessions 100\n",
-            dir = dir.path().display()
-        );
+        let extra = "AllowTcpForwarding yes\nAllowAgentForwarding yes\nGatewayPorts no\nAcceptEnv KITE_*\n\
+                     MaxStartups 100:30:200\nMaxSessions 100\n";
+        let config = sshd_config(dir.path(), port, extra);
         std::fs::write(dir.path().join("sshd_config"), config).unwrap();
         let log = std::fs::File::create(dir.path().join("sshd.log")).unwrap();
         let child = Command::new(sshd)

@@ -12,13 +12,22 @@
 //!   `Starting`, then `Running`); `runStrategy: Halted` stops it (`Stopping`,
 //!   then `Stopped`, the VMI deleted).
 //!
+//! - **Service load balancer** (when [`SimulationConfig::load_balancer_ip`]
+//!   is set): a `LoadBalancer` Service gets that address as its ingress.
+//! - **Guests** ([`start_guests`]): a running instance boots a real sshd
+//!   configured from its cloud-init user data.
+//!
 //! Failures on demand, by annotation (so `kubectl` can ask too) or through
 //! [`Simulation`]: a DataVolume annotated [`FAIL_ANNOTATION`] fails with its
 //! value as the message; a VirtualMachine annotated [`STUCK_ANNOTATION`]
 //! stays `Starting`.
 
 mod cdi;
+mod guest;
 mod kubevirt;
+mod service_lb;
+
+pub use guest::{GuestConfig, Guests, start_guests};
 
 use crate::server::Inner;
 use crate::write::{PatchKind, WriteCtx};
@@ -43,11 +52,19 @@ pub struct SimulationConfig {
     pub clone_steps: u32,
     /// The node VMIs are scheduled on.
     pub node_name: String,
+    /// The address a `LoadBalancer` Service gets as its ingress; none are given one when `None`.
+    pub load_balancer_ip: Option<String>,
 }
 
 impl Default for SimulationConfig {
     fn default() -> Self {
-        Self { step: Duration::from_millis(20), import_steps: 5, clone_steps: 3, node_name: "kite-node-1".into() }
+        Self {
+            step: Duration::from_millis(20),
+            import_steps: 5,
+            clone_steps: 3,
+            node_name: "kite-node-1".into(),
+            load_balancer_ip: None,
+        }
     }
 }
 
@@ -117,6 +134,9 @@ async fn run(weak: Weak<Inner>, config: SimulationConfig, rules: Arc<Mutex<Rules
         let rules = rules.lock().unwrap_or_else(|p| p.into_inner());
         cdi::step(&inner, &config, &rules);
         kubevirt::step(&inner, &config, &rules);
+        if let Some(ip) = &config.load_balancer_ip {
+            service_lb::step(&inner, ip);
+        }
     }
 }
 

@@ -1,0 +1,176 @@
+//! `kite demo`: the whole platform in one process, on loopback, with no
+//! cluster: kite-testkit's API server (listening, with a kubeconfig for
+//! `kubectl`), its simulated KubeVirt and CDI with one golden image, the
+//! controller, `kite api` with the web UI, and the SSH gateway on its
+//! Kubernetes backend. Each running machine is a real sshd configured
+//! from the machine's cloud-init, so `ssh -p <port> <sshId>@127.0.0.1`
+//! reaches a shell through the same chain as on a cluster.
+//!
+//! Everything is kept in memory: stopping the demo forgets it.
+
+mod guests;
+mod platform;
+
+use crate::controller::{Settings, run_reconcilers};
+use anyhow::Context as _;
+use clap::Args;
+use kite_core::reconcile::Metrics;
+use kite_ssh::kube::KubeBackend;
+use kite_ssh::{Router, RouterOptions};
+use kite_testkit::FakeApiServer;
+use kite_testkit::sim::{GuestConfig, SimulationConfig};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// The options of `kite demo`.
+#[derive(Args, Debug, Clone)]
+pub struct DemoArgs {
+    /// Where the web UI and the API listen.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub http: SocketAddr,
+    /// Where the SSH gateway listens.
+    #[arg(long, default_value = "127.0.0.1:2222")]
+    pub ssh: SocketAddr,
+    /// Where the Kubernetes API server listens (for `kubectl`).
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    pub kube: SocketAddr,
+    /// Where to write the kubeconfig; `<state dir>/kubeconfig` when absent.
+    #[arg(long)]
+    pub kubeconfig_out: Option<PathBuf>,
+    /// Where the gateway's host key and the machines' scratch directories go.
+    #[arg(long)]
+    pub state_dir: Option<PathBuf>,
+    /// How long the golden image's import takes, in seconds.
+    #[arg(long, default_value_t = 20)]
+    pub import_seconds: u64,
+}
+
+/// The account of this machine that SSH sessions into demo machines run as.
+fn login_user() -> anyhow::Result<String> {
+    if let Ok(user) = std::env::var("USER").or_else(|_| std::env::var("LOGNAME"))
+        && !user.is_empty()
+    {
+        return Ok(user);
+    }
+    let output =
+        std::process::Command::new("id").arg("-un").output().context("running `id -un` to learn the user name")?;
+    let user = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    anyhow::ensure!(!user.is_empty(), "cannot tell which user runs the demo (USER is not set)");
+    Ok(user)
+}
+
+/// Runs the demo until Ctrl-C or SIGTERM.
+pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
+    run_until(args, crate::signal::shutdown()).await
+}
+
+/// Runs the demo until `shutdown` completes, then stops every part.
+pub async fn run_until(
+    args: DemoArgs,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        [args.http, args.ssh, args.kube].iter().all(|a| a.ip().is_loopback()),
+        "the demo listens on loopback only: give --http, --ssh and --kube loopback addresses"
+    );
+    let state_dir = args.state_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("kite-demo"));
+    let guests_dir = state_dir.join("machines");
+    if guests_dir.exists() {
+        std::fs::remove_dir_all(&guests_dir).with_context(|| format!("clearing {}", guests_dir.display()))?;
+    }
+    std::fs::create_dir_all(&guests_dir).with_context(|| format!("creating {}", guests_dir.display()))?;
+    let login_user = login_user()?;
+
+    // The cluster: the API server, its simulated runtime and load balancer.
+    let server = FakeApiServer::new().context("starting the in-memory API server")?;
+    for crd in kite_core::api::crds() {
+        server.install_crd(&crd).context("installing Kite's CRDs")?;
+    }
+    let step = Duration::from_millis(250);
+    let import_steps = u32::try_from((args.import_seconds * 1000 / 250).max(1)).unwrap_or(u32::MAX);
+    let simulation = SimulationConfig {
+        step,
+        import_steps,
+        clone_steps: 12,
+        load_balancer_ip: Some(args.ssh.ip().to_string()),
+        ..SimulationConfig::default()
+    };
+    let _simulation =
+        kite_testkit::sim::start(&server, simulation).context("starting the simulated KubeVirt and CDI")?;
+    let kube =
+        server.listen(args.kube).await.with_context(|| format!("listening on {} for the Kubernetes API", args.kube))?;
+    let kubeconfig = args.kubeconfig_out.clone().unwrap_or_else(|| state_dir.join("kubeconfig"));
+    kite_testkit::kubeconfig::write(&kubeconfig, kube).with_context(|| format!("writing {}", kubeconfig.display()))?;
+    let client = server.client();
+    platform::install(&client, args.ssh).await?;
+
+    // The controller.
+    let (stop_sender, stop) = watch::channel(false);
+    let settings =
+        Settings { namespace: "kite".into(), service_account: "kite-controller".into(), identity: "kite-demo".into() };
+    let mut registry = prometheus_client::registry::Registry::default();
+    let metrics = Metrics::register(&mut registry);
+    let controller = {
+        let client = client.clone();
+        tokio::spawn(async move { run_reconcilers(client, &settings, metrics, stop).await })
+    };
+
+    // The machines' guests and the gateway routing to them.
+    let guests = Arc::new(kite_testkit::sim::start_guests(
+        &server,
+        GuestConfig { root: guests_dir, login_user: login_user.clone(), poll: Duration::from_millis(200) },
+    ));
+    let host_key = kite_ssh::host_key::load_or_generate(&state_dir.join("gateway_host_key"))
+        .context("loading the gateway's host key")?;
+    let backend = KubeBackend::start(client.clone(), guests::Resolver(guests.clone())).with_upstream_user(login_user);
+    let ssh_listener =
+        tokio::net::TcpListener::bind(args.ssh).await.with_context(|| format!("listening on {} for SSH", args.ssh))?;
+    let router = Router::new(backend, host_key, RouterOptions::default());
+    let mut gateway_stop = stop_sender.subscribe();
+    let gateway = tokio::spawn(async move {
+        let until = async move {
+            let _ = gateway_stop.wait_for(|s| *s).await;
+        };
+        if let Err(error) = router.serve(ssh_listener, until).await {
+            tracing::error!(%error, "the SSH gateway stopped");
+        }
+    });
+
+    // The API and the web UI.
+    let state = crate::api::state(client.clone(), "kite", false).await?;
+    let http_listener = tokio::net::TcpListener::bind(args.http)
+        .await
+        .with_context(|| format!("listening on {} for the web UI", args.http))?;
+    let mut api_stop = stop_sender.subscribe();
+    let api = tokio::spawn(crate::api::serve(http_listener, crate::api::app(state)?, async move {
+        let _ = api_stop.wait_for(|s| *s).await;
+    }));
+
+    println!("Kite demo is running. Its state is kept in memory: stopping it forgets every account and machine.");
+    println!();
+    println!("  Web UI:      http://{}/", args.http);
+    println!("  SSH:         ssh -p {} <sshId>@{}", args.ssh.port(), args.ssh.ip());
+    println!("  kubectl:     kubectl --kubeconfig {} get kiteusers,ktvm -A", kubeconfig.display());
+    println!();
+    println!("Open the web UI, sign up (the first account is the admin), create a machine, and connect.");
+    println!("The golden image imports first (about {} s). Press Ctrl-C to stop.", args.import_seconds);
+
+    shutdown.await;
+    println!("Stopping the demo...");
+    let _ = stop_sender.send(true);
+    let stopped = tokio::time::timeout(Duration::from_secs(10), async {
+        let _ = api.await;
+        let _ = gateway.await;
+        let _ = controller.await;
+    })
+    .await;
+    if stopped.is_err() {
+        tracing::warn!("some parts did not stop within 10 s");
+    }
+    drop(guests);
+    println!("Stopped.");
+    Ok(())
+}

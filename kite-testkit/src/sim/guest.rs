@@ -1,0 +1,216 @@
+//! Simulated guests: every `Running` VirtualMachineInstance boots a real
+//! `sshd` on loopback, configured the way cloud-init would configure the
+//! machine from the user data its `cloudInitNoCloud` Secret holds: the host
+//! key from `ssh_keys`, and the `ssh_authorized_keys` of the first user as
+//! the only keys it accepts. A login runs a real shell on this machine, in a
+//! scratch directory of its own.
+//!
+//! The machine's Services route to it when their selector matches the
+//! instance's labels, as a real Service's endpoints would; [`Guests::address`]
+//! is the address a Service resolves to. The whole chain (the controller's
+//! Secret, its cloud-init, its Service selector) is thereby checked by a
+//! real SSH login.
+
+use crate::server::{FakeApiServer, Inner};
+use crate::sim::{find, name_of, namespace_of, objects};
+use base64::Engine;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, RwLock, Weak};
+use std::time::Duration;
+
+/// How guests are booted.
+#[derive(Clone, Debug)]
+pub struct GuestConfig {
+    /// Where each guest's scratch directory (`<namespace>/<vm>`) and sshd files go.
+    pub root: PathBuf,
+    /// The account of this machine sessions log in to (sshd can log in no other user).
+    pub login_user: String,
+    /// How often running instances are looked for.
+    pub poll: Duration,
+}
+
+/// A booted guest: its sshd, killed when dropped.
+struct Guest {
+    uid: String,
+    port: u16,
+    labels: serde_json::Map<String, Value>,
+    child: Child,
+}
+
+impl Drop for Guest {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The running guests; their sshds stop when this is dropped.
+pub struct Guests {
+    routes: Arc<RwLock<HashMap<(String, String), SocketAddr>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Guests {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Guests {
+    /// The address the Service `namespace/service` reaches, when a running guest backs it.
+    pub fn address(&self, namespace: &str, service: &str) -> Option<SocketAddr> {
+        let routes = self.routes.read().unwrap_or_else(|p| p.into_inner());
+        routes.get(&(namespace.to_string(), service.to_string())).copied()
+    }
+
+    /// How many Services route to a guest now.
+    pub fn routed(&self) -> usize {
+        self.routes.read().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+/// Starts booting guests for the instances `server` runs.
+pub fn start_guests(server: &FakeApiServer, config: GuestConfig) -> Guests {
+    let routes = Arc::new(RwLock::new(HashMap::new()));
+    let weak = Arc::downgrade(&server.inner);
+    let task = server.inner.runtime.spawn(run(weak, config, routes.clone()));
+    Guests { routes, task }
+}
+
+async fn run(weak: Weak<Inner>, config: GuestConfig, routes: Arc<RwLock<HashMap<(String, String), SocketAddr>>>) {
+    let mut guests: HashMap<(String, String), Guest> = HashMap::new();
+    let mut failed: HashSet<String> = HashSet::new();
+    let mut ticker = tokio::time::interval(config.poll);
+    loop {
+        ticker.tick().await;
+        let Some(inner) = weak.upgrade() else { return };
+        let running: Vec<Value> = objects(&inner, "kubevirt.io", "virtualmachineinstances")
+            .into_iter()
+            .filter(|vmi| vmi["status"]["phase"] == "Running")
+            .collect();
+        let uids: HashSet<String> =
+            running.iter().filter_map(|v| v["metadata"]["uid"].as_str().map(str::to_string)).collect();
+        guests.retain(|_, guest| uids.contains(&guest.uid));
+        for vmi in &running {
+            let key = (namespace_of(vmi).to_string(), name_of(vmi).to_string());
+            let uid = vmi["metadata"]["uid"].as_str().unwrap_or_default().to_string();
+            if guests.contains_key(&key) || failed.contains(&uid) {
+                continue;
+            }
+            match boot(&inner, &config, vmi) {
+                Ok(guest) => {
+                    tracing::info!(namespace = %key.0, vm = %key.1, port = guest.port, "guest booted: sshd on loopback");
+                    guests.insert(key, guest);
+                }
+                Err(error) => {
+                    tracing::warn!(namespace = %key.0, vm = %key.1, %error, "the guest cannot boot");
+                    failed.insert(uid);
+                }
+            }
+        }
+        let table = service_routes(&inner, &guests);
+        drop(inner);
+        *routes.write().unwrap_or_else(|p| p.into_inner()) = table;
+    }
+}
+
+/// Which Services select which guest: a Service routes to a guest when
+/// every pair of its selector is among the instance's labels.
+fn service_routes(
+    inner: &Arc<Inner>,
+    guests: &HashMap<(String, String), Guest>,
+) -> HashMap<(String, String), SocketAddr> {
+    let mut table = HashMap::new();
+    for service in objects(inner, "", "services") {
+        let Some(selector) = service["spec"]["selector"].as_object().filter(|s| !s.is_empty()) else { continue };
+        let namespace = namespace_of(&service);
+        let backing = guests
+            .iter()
+            .find(|((ns, _), guest)| ns == namespace && selector.iter().all(|(k, v)| guest.labels.get(k) == Some(v)));
+        if let Some((_, guest)) = backing {
+            table.insert(
+                (namespace.to_string(), name_of(&service).to_string()),
+                SocketAddr::from(([127, 0, 0, 1], guest.port)),
+            );
+        }
+    }
+    table
+}
+
+/// What cloud-init would configure: the host key and the keys the first user accepts.
+struct UserData {
+    host_key: String,
+    authorized: Vec<String>,
+}
+
+fn user_data(inner: &Arc<Inner>, vmi: &Value) -> Result<UserData, String> {
+    let volumes = vmi["spec"]["volumes"].as_array().cloned().unwrap_or_default();
+    let secret_name = volumes
+        .iter()
+        .find_map(|v| v["cloudInitNoCloud"]["secretRef"]["name"].as_str().map(str::to_string))
+        .ok_or("the instance has no cloudInitNoCloud secretRef volume")?;
+    let secret = find(inner, "", "secrets", namespace_of(vmi), &secret_name)
+        .ok_or_else(|| format!("the cloud-init Secret {secret_name} does not exist"))?;
+    let encoded = secret["data"]["userdata"].as_str().ok_or("the cloud-init Secret has no userdata key")?;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(encoded).map_err(|e| e.to_string())?;
+    let text = String::from_utf8(bytes).map_err(|e| e.to_string())?;
+    let document: Value = serde_saphyr::from_str(&text).map_err(|e| format!("the user data is not YAML: {e}"))?;
+    let host_key =
+        document["ssh_keys"]["ed25519_private"].as_str().ok_or("the user data has no ssh_keys.ed25519_private")?;
+    let authorized: Vec<String> = document["users"][0]["ssh_authorized_keys"]
+        .as_array()
+        .map(|keys| keys.iter().filter_map(|k| k.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    if authorized.is_empty() {
+        return Err("the user data's first user has no ssh_authorized_keys".into());
+    }
+    Ok(UserData { host_key: host_key.to_string(), authorized })
+}
+
+fn boot(inner: &Arc<Inner>, config: &GuestConfig, vmi: &Value) -> Result<Guest, String> {
+    let data = user_data(inner, vmi)?;
+    let sshd = ["/usr/sbin/sshd", "/usr/bin/sshd", "/sbin/sshd"]
+        .into_iter()
+        .map(Path::new)
+        .find(|p| p.exists())
+        .ok_or("sshd is missing: install openssh-server to reach the demo's machines")?;
+    let dir = config.root.join(namespace_of(vmi)).join(name_of(vmi));
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
+    let _ = std::fs::create_dir_all("/run/sshd");
+    write_private(&dir.join("host_key"), data.host_key.as_bytes())?;
+    write_private(&dir.join("authorized_keys"), (data.authorized.join("\n") + "\n").as_bytes())?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("no free port: {e}"))?;
+    let shell = format!(
+        "ForceCommand export HOME='{home}'; cd \"$HOME\"; if [ -n \"$SSH_ORIGINAL_COMMAND\" ]; then exec /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"; else exec /bin/sh -i; fi\n",
+        home = home.display()
+    );
+    let extra = format!("AllowUsers {}\n{shell}", config.login_user);
+    std::fs::write(dir.join("sshd_config"), crate::openssh::sshd_config(&dir, port, &extra))
+        .map_err(|e| format!("cannot write the sshd configuration: {e}"))?;
+    let log = std::fs::File::create(dir.join("sshd.log")).map_err(|e| format!("cannot create the sshd log: {e}"))?;
+    let child = Command::new(sshd)
+        .args(["-D", "-e", "-f"])
+        .arg(dir.join("sshd_config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .map_err(|e| format!("cannot start sshd: {e}"))?;
+    let labels = vmi["metadata"]["labels"].as_object().cloned().unwrap_or_default();
+    let uid = vmi["metadata"]["uid"].as_str().unwrap_or_default().to_string();
+    Ok(Guest { uid, port, labels, child })
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(|e| e.to_string())
+}

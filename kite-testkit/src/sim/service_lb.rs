@@ -1,0 +1,31 @@
+//! A service load balancer, as K3s' ServiceLB plays one: a `LoadBalancer`
+//! Service gets the configured address as its ingress, so what waits for an
+//! external address (the gateway's exposure) sees one.
+
+use crate::server::Inner;
+use crate::sim::{name_of, namespace_of, objects, write};
+use serde_json::json;
+use std::sync::Arc;
+
+/// Gives every `LoadBalancer` Service without an ingress the address `ip`.
+pub(super) fn step(inner: &Arc<Inner>, ip: &str) {
+    for service in objects(inner, "", "services") {
+        if service["spec"]["type"] != "LoadBalancer" {
+            continue;
+        }
+        let ingress = &service["status"]["loadBalancer"]["ingress"];
+        if ingress.as_array().is_some_and(|i| i.iter().any(|a| a["ip"] == ip)) {
+            continue;
+        }
+        let status = json!({"status": {"loadBalancer": {"ingress": [{"ip": ip, "ipMode": "VIP"}]}}});
+        write(
+            inner,
+            "service-lb-controller",
+            ("", "v1", "services"),
+            namespace_of(&service),
+            Some(name_of(&service)),
+            status,
+            true,
+        );
+    }
+}
