@@ -1,0 +1,172 @@
+//! The README's main job, end to end: `kite demo` as the binary, then what a
+//! newcomer does. Sign up and sign in over HTTP, create a machine, wait
+//! for it to run, log in to it with the real OpenSSH client and the
+//! machine's password through the gateway, run a command in it, delete
+//! it, see with `kubectl` that it and everything made for it are gone, and
+//! stop the demo with Ctrl-C.
+
+mod support;
+
+use kite_testkit::fixtures::eventually;
+use kite_testkit::openssh::{free_port, require, run_bounded, ssh_client_options, text};
+use reqwest::StatusCode;
+use serde_json::json;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{Process, Session};
+
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
+    let found = Command::new("kubectl").args(["version", "--client"]).output();
+    assert!(
+        found.is_ok_and(|o| o.status.success()),
+        "kubectl is missing: this test reads the cluster with kubectl; install it"
+    );
+    let mut command = Command::new("kubectl");
+    command.arg("--kubeconfig").arg(kubeconfig).args(args);
+    let output = run_bounded(command, None, Duration::from_secs(30));
+    assert!(output.status.success(), "kubectl {args:?}: {}", text(&output.stderr));
+    text(&output.stdout)
+}
+
+/// `ssh` to the gateway with a password (through SSH_ASKPASS), running `command`.
+fn ssh_with_password(port: u16, login: &str, password: &str, command: &str, dir: &Path) -> std::process::Output {
+    let askpass = dir.join("askpass.sh");
+    std::fs::write(&askpass, format!("#!/bin/sh\nprintf '%s\\n' '{password}'\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&askpass, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut ssh = Command::new(require("ssh"));
+    ssh.args(ssh_client_options())
+        .args(["-o", "ConnectTimeout=10", "-o", "PreferredAuthentications=password", "-o", "PubkeyAuthentication=no"])
+        .args(["-o", "NumberOfPasswordPrompts=1", "-p", &port.to_string(), &format!("{login}@127.0.0.1"), command])
+        .env("SSH_ASKPASS", &askpass)
+        .env("SSH_ASKPASS_REQUIRE", "force")
+        .env("DISPLAY", ":0");
+    run_bounded(ssh, None, Duration::from_secs(30))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn from_sign_up_to_a_shell_in_a_machine_and_back() {
+    require("sshd");
+    let dir = tempfile::tempdir().unwrap();
+    let (http, ssh, kube) = (free_port(), free_port(), free_port());
+    let kubeconfig = dir.path().join("kubeconfig");
+    let state = dir.path().join("state");
+    let log = std::fs::File::create(dir.path().join("demo.out")).unwrap();
+    let mut demo = Process(
+        Command::new(env!("CARGO_BIN_EXE_kite"))
+            .args(["demo", "--http", &format!("127.0.0.1:{http}"), "--ssh", &format!("127.0.0.1:{ssh}")])
+            .args(["--kube", &format!("127.0.0.1:{kube}"), "--import-seconds", "2"])
+            .arg("--kubeconfig-out")
+            .arg(&kubeconfig)
+            .arg("--state-dir")
+            .arg(&state)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
+    let base = format!("http://127.0.0.1:{http}");
+    let anonymous =
+        Session { http: reqwest::Client::new(), base: base.clone(), token: None, cookies: None, csrf: None };
+    eventually(Duration::from_secs(60), "the demo's API", || async {
+        let answer = anonymous.http.get(format!("{base}/api/v1/health")).send().await.ok()?;
+        (answer.status() == StatusCode::OK).then_some(())
+    })
+    .await;
+    let banner = std::fs::read_to_string(dir.path().join("demo.out")).unwrap();
+    assert!(
+        banner.contains(&format!("http://127.0.0.1:{http}/")) && banner.contains(&kubeconfig.display().to_string()),
+        "{banner}"
+    );
+    assert!(banner.contains("kept in memory"), "{banner}");
+
+    let (status, body) = anonymous
+        .post("/auth/signup", json!({ "username": "ada", "email": "ada@example.org", "password": "ada-password" }))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["user"]["access_level"], 3, "the first account is the admin");
+    let (status, login) =
+        anonymous.post("/auth/login", json!({ "email": "ada@example.org", "password": "ada-password" })).await;
+    assert_eq!(status, StatusCode::OK, "{login}");
+    let ada = Session { token: login["token"].as_str().map(str::to_string), ..anonymous.clone() };
+
+    let created = eventually(Duration::from_secs(60), "the machine to be accepted", || async {
+        let (status, body) =
+            ada.post("/vms", json!({ "name": "web", "sshId": "ada_web", "sshPassword": "machine-password" })).await;
+        match status {
+            StatusCode::CREATED => Some(body),
+            // The image is still importing, or the workspace is being prepared: both say so and pass.
+            StatusCode::UNPROCESSABLE_ENTITY | StatusCode::CONFLICT => None,
+            other => panic!("creating the machine: {other} {body}"),
+        }
+    })
+    .await;
+    assert_eq!(created["vm"]["sshId"], "ada_web");
+    let running = eventually(Duration::from_secs(90), "the machine to run", || async {
+        let (_, body) = ada.get("/vms/web").await;
+        (body["vm"]["phase"] == "Running").then_some(body)
+    })
+    .await;
+    assert_eq!(running["connection"]["command"], format!("ssh -p {ssh} ada_web@127.0.0.1"), "{running}");
+
+    let refused = ssh_with_password(ssh, "ada_web", "wrong-password", "true", dir.path());
+    assert!(!refused.status.success(), "a wrong password is refused");
+    let session = eventually(Duration::from_secs(30), "an SSH session in the machine", || async {
+        let output =
+            ssh_with_password(ssh, "ada_web", "machine-password", "pwd; echo kite-e2e > proof; cat proof", dir.path());
+        output.status.success().then_some(output)
+    })
+    .await;
+    let stdout = text(&session.stdout);
+    assert!(stdout.contains("kite-e2e"), "the command ran in the machine: {stdout}");
+    assert!(stdout.lines().next().unwrap().ends_with("/web/home"), "in the machine's own directory: {stdout}");
+
+    let (status, body) = ada.delete("/vms/web").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    eventually(Duration::from_secs(60), "the machine to be gone", || async {
+        (ada.get("/vms/web").await.0 == StatusCode::NOT_FOUND).then_some(())
+    })
+    .await;
+    let left = kubectl(
+        &kubeconfig,
+        &[
+            "get",
+            "kitevirtualmachines,virtualmachines.kubevirt.io,datavolumes,secrets,services",
+            "-A",
+            "-l",
+            "hy3ons.github.io/kite-vm-name=web",
+            "-o",
+            "name",
+        ],
+    );
+    assert!(left.trim().is_empty(), "everything made for the machine is gone: {left}");
+    let after = ssh_with_password(ssh, "ada_web", "machine-password", "true", dir.path());
+    assert!(!after.status.success(), "the deleted machine is not reachable");
+
+    // A machine that still runs when the demo stops: its sshd must stop too.
+    let (status, body) =
+        ada.post("/vms", json!({ "name": "db", "sshId": "ada_db", "sshPassword": "machine-password" })).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    eventually(Duration::from_secs(90), "db to run", || async {
+        (ada.get("/vms/db").await.1["vm"]["phase"] == "Running").then_some(())
+    })
+    .await;
+    let guests = || text(&Command::new("pgrep").args(["-f", &state.display().to_string()]).output().unwrap().stdout);
+    eventually(Duration::from_secs(10), "db's sshd", || async { (!guests().trim().is_empty()).then_some(()) }).await;
+
+    let pid = demo.0.id().to_string();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = demo.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the demo did not stop on Ctrl-C");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    assert!(guests().trim().is_empty(), "no guest sshd is left running: {}", guests());
+}
