@@ -2,18 +2,21 @@
 # Runs every test of the workspace: unit, integration and doc tests.
 # This is the README's test command, and .ci/run calls it as it is.
 #
-# The tests drive real peers: the OpenSSH client and sshd (installed here
-# when missing, from Debian's packages) and kubectl (on the machine). A test
-# whose tool is missing fails and says so; it never passes silently.
+# The tests drive real peers: the OpenSSH client and sshd, and headless
+# Chromium with chromedriver for the web UI (installed here when missing,
+# from Debian's packages), and kubectl (on the machine). A test whose tool
+# is missing fails and says so; it never passes silently.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "installing ${missing[*]} for the SSH tests"
+        echo "installing ${missing[*]} for the SSH and browser tests"
         # Installing openssh-server must not start an sshd on the host's port 22:
         # Kite never touches the host's sshd. policy-rc.d stops the package from starting it.
         created_policy=""
@@ -26,7 +29,7 @@ if [ ${#missing[@]} -gt 0 ]; then
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
         [ -n "$created_policy" ] && rm -f /usr/sbin/policy-rc.d
     else
-        echo "warning: ${missing[*]} missing and cannot be installed here; the SSH tests will fail and say so" >&2
+        echo "warning: ${missing[*]} missing and cannot be installed here; the SSH and browser tests will fail and say so" >&2
     fi
 fi
 

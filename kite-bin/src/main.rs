@@ -13,6 +13,7 @@ mod gateway;
 mod hash_password;
 mod probes;
 mod signal;
+mod ui;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

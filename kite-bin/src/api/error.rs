@@ -83,7 +83,6 @@ impl ApiError {
     }
 
     /// The sentence.
-    #[cfg(test)]
     pub fn message(&self) -> &str {
         &self.message
     }

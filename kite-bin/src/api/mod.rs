@@ -90,7 +90,7 @@ pub async fn state(client: kube::Client, namespace: &str, secure_cookies: bool) 
     Ok(state)
 }
 
-/// The whole HTTP application: `/api/v1`, `/healthz`.
+/// The whole HTTP application: `/api/v1`, the web UI, `/healthz`.
 pub fn app(state: AppState) -> anyhow::Result<Router> {
     let (api, document) = routes::api();
     let document = Arc::new(document.to_json().context("rendering the OpenAPI document")?);
@@ -104,13 +104,14 @@ pub fn app(state: AppState) -> anyhow::Result<Router> {
         )
         .fallback(|| async { ApiError::not_found("there is no such API endpoint; see /api/v1/openapi.json") })
         .layer(middleware::from_fn_with_state(state.clone(), wait_for_caches))
-        .layer(middleware::from_fn(auth::same_origin_writes));
+        .layer(middleware::from_fn(auth::same_origin_writes))
+        .layer(middleware::map_response(json_errors));
     Ok(Router::new()
         .nest("/api/v1", api)
+        .merge(crate::ui::router())
         .route("/healthz", get(|| async { "ok\n" }))
         .with_state(state)
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .layer(middleware::map_response(json_errors)))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT)))
 }
 
 /// Answers 503 until the caches hold the cluster's objects (health still answers).

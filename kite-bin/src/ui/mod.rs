@@ -1,0 +1,70 @@
+//! The web UI `kite api` serves at `/`: server-rendered pages (maud), one
+//! small hand-written script and one stylesheet, embedded in the binary, so
+//! building Kite needs no JavaScript tool chain.
+//!
+//! Pages read the same caches as the API. The script sends forms and
+//! buttons to the JSON API (with the CSRF token) and refreshes the parts of
+//! a page marked `data-live` from `/fragments/...`, which the server renders
+//! with the same code as the page, so there is one renderer.
+
+mod admin_pages;
+mod auth_pages;
+mod dashboard;
+mod layout;
+mod machines;
+mod session;
+mod vm_page;
+
+use crate::api::state::AppState;
+use axum::Router;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+
+const SCRIPT: &str = include_str!("assets/kite.js");
+const STYLE: &str = include_str!("assets/kite.css");
+
+/// What the pages may load: only this origin's script and style.
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
+                   frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, content_type), (header::CACHE_CONTROL, "no-cache")], body).into_response()
+}
+
+async fn security_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    response
+}
+
+async fn not_found() -> Response {
+    let body = maud::html! { section.card { h1 { "Nothing here" } p { "This page does not exist. " a href="/" { "Go to your machines" } } } };
+    (axum::http::StatusCode::NOT_FOUND, layout::page("Not found", None, body)).into_response()
+}
+
+/// The pages, their live fragments and the assets.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/", get(dashboard::page_handler))
+        .route("/login", get(auth_pages::login))
+        .route("/signup", get(auth_pages::signup))
+        .route("/vms/{name}", get(vm_page::page_handler))
+        .route("/admin", get(|| async { Redirect::to("/admin/users") }))
+        .route("/admin/users", get(admin_pages::users))
+        .route("/admin/vms", get(admin_pages::vms))
+        .route("/admin/offers", get(admin_pages::offers))
+        .route("/admin/settings", get(admin_pages::settings))
+        .route("/fragments/vms", get(dashboard::rows_fragment))
+        .route("/fragments/summary", get(dashboard::summary_fragment))
+        .route("/fragments/vms/{name}", get(vm_page::status_fragment))
+        .route("/fragments/admin/vms", get(admin_pages::vm_rows_fragment))
+        .route("/fragments/admin/gateway", get(admin_pages::gateway_fragment))
+        .route("/assets/kite.js", get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }))
+        .route("/assets/kite.css", get(|| async { asset("text/css; charset=utf-8", STYLE) }))
+        .fallback(not_found)
+        .layer(axum::middleware::map_response(security_headers))
+}

@@ -1,0 +1,300 @@
+//! The web UI in a real browser: Debian's headless Chromium, driven over
+//! WebDriver by chromedriver, against `kite demo`. Sign up, sign out, sign
+//! in, create a machine, watch it reach Running on the live dashboard, read
+//! the SSH command on its page, delete it; at phone width too, and with no
+//! console errors. A failure saves a screenshot under
+//! `target/ui-failures/`.
+
+mod support;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use futures::FutureExt;
+use kite_testkit::openssh::free_port;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::Process;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+fn require_browser() {
+    for tool in [CHROMIUM, CHROMEDRIVER] {
+        assert!(
+            Path::new(tool).exists(),
+            "{tool} is missing: the UI test drives Debian's chromium and chromium-driver; install them (scripts/test.sh does)"
+        );
+    }
+}
+
+/// Polls `check` until it gives `Some`, for at most `within`.
+async fn until<T, F, Fut>(within: Duration, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out after {within:?} waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+struct Browser {
+    client: Client,
+    driver_port: u16,
+    _driver: Process,
+    _profile: tempfile::TempDir,
+}
+
+async fn browser() -> Browser {
+    require_browser();
+    let driver_port = free_port();
+    let driver = Process(
+        Command::new(CHROMEDRIVER)
+            .arg(format!("--port={driver_port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let profile = tempfile::tempdir().unwrap();
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": CHROMIUM,
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--disable-dev-shm-usage", "--window-size=1280,900",
+                     format!("--user-data-dir={}", profile.path().display())]
+        }),
+    );
+    capabilities.insert("goog:loggingPrefs".into(), json!({ "browser": "ALL" }));
+    let url = format!("http://127.0.0.1:{driver_port}");
+    let client = until(Duration::from_secs(20), "chromedriver to start a session", || {
+        let capabilities = capabilities.clone();
+        let url = url.clone();
+        async move {
+            ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+                .capabilities(capabilities)
+                .connect(&url)
+                .await
+                .ok()
+        }
+    })
+    .await;
+    Browser { client, driver_port, _driver: driver, _profile: profile }
+}
+
+impl Browser {
+    /// The browser console's warnings and errors since the last call (chromedriver's log endpoint).
+    async fn console_problems(&self) -> Vec<String> {
+        let session = self.client.session_id().await.unwrap().unwrap();
+        let entries: Value = reqwest::Client::new()
+            .post(format!("http://127.0.0.1:{}/session/{session}/se/log", self.driver_port))
+            .json(&json!({ "type": "browser" }))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        entries["value"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .filter(|e| e["level"] == "SEVERE" || e["level"] == "WARNING")
+            .map(|e| e["message"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
+    async fn text_of(&self, css: &str) -> Option<String> {
+        let element = self.client.find(Locator::Css(css)).await.ok()?;
+        element.text().await.ok()
+    }
+
+    async fn fill(&self, css: &str, text: &str) {
+        let element = self.client.find(Locator::Css(css)).await.unwrap();
+        element.clear().await.unwrap();
+        element.send_keys(text).await.unwrap();
+    }
+
+    async fn click(&self, css: &str) {
+        self.client.find(Locator::Css(css)).await.unwrap().click().await.unwrap();
+    }
+
+    async fn path(&self) -> String {
+        self.client.current_url().await.unwrap().path().to_string()
+    }
+
+    async fn screenshot(&self, path: &Path) {
+        if let Ok(png) = self.client.screenshot().await {
+            let _ = std::fs::create_dir_all(path.parent().unwrap());
+            let _ = std::fs::write(path, png);
+        }
+    }
+}
+
+fn start_demo(dir: &Path, http: u16, ssh: u16) -> Process {
+    Process(
+        Command::new(env!("CARGO_BIN_EXE_kite"))
+            .args(["demo", "--http", &format!("127.0.0.1:{http}"), "--ssh", &format!("127.0.0.1:{ssh}")])
+            .args(["--kube", &format!("127.0.0.1:{}", free_port()), "--import-seconds", "2"])
+            .arg("--state-dir")
+            .arg(dir)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+async fn journey(browser: &Browser, base: &str, ssh: u16) {
+    let page = |path: &str| format!("{base}{path}");
+    let client = &browser.client;
+
+    // Signed out, the dashboard sends you to sign in; sign up from there.
+    client.goto(&page("/")).await.unwrap();
+    assert_eq!(browser.path().await, "/login");
+    client.goto(&page("/signup")).await.unwrap();
+    browser.fill("#username", "Ada").await;
+    browser.fill("#email", "ada@example.org").await;
+    browser.fill("#password", "ada-password").await;
+    browser.click("form button[type=submit]").await;
+    until(Duration::from_secs(10), "the dashboard after signing up", || async {
+        (browser.path().await == "/" && browser.text_of("h1").await.as_deref() == Some("Your machines")).then_some(())
+    })
+    .await;
+
+    // Sign out, and back in.
+    browser.click("button[data-action='POST /api/v1/auth/logout']").await;
+    until(Duration::from_secs(10), "the sign-in page", || async { (browser.path().await == "/login").then_some(()) })
+        .await;
+    browser.fill("#email", "ada@example.org").await;
+    browser.fill("#password", "wrong-password").await;
+    browser.click("form button[type=submit]").await;
+    let refusal = until(Duration::from_secs(10), "the refusal", || async {
+        browser.text_of("[role=alert]").await.filter(|t| !t.is_empty())
+    })
+    .await;
+    assert_eq!(refusal, "the email or password is not right");
+    // The browser logs the refused request itself; nothing else may be logged.
+    let problems = browser.console_problems().await;
+    assert!(problems.iter().all(|p| p.contains("/api/v1/auth/login") && p.contains("401")), "{problems:?}");
+    browser.fill("#password", "ada-password").await;
+    browser.click("form button[type=submit]").await;
+    until(Duration::from_secs(10), "the dashboard", || async { (browser.path().await == "/").then_some(()) }).await;
+
+    // Create a machine once the image is imported (the form lists it as importing before).
+    until(Duration::from_secs(60), "the image to be ready in the form", || async {
+        client.goto(&page("/")).await.ok()?;
+        let option = client.find(Locator::Css("#vm-image option")).await.ok()?;
+        option.is_enabled().await.ok()?.then_some(())
+    })
+    .await;
+    browser.fill("#vm-name", "web").await;
+    browser.fill("#vm-ssh-id", "ada_web").await;
+    browser.fill("#vm-password", "machine-password").await;
+    browser.click("#create button[type=submit]").await;
+    until(Duration::from_secs(20), "the machine's row", || async {
+        client.find(Locator::Css("tr[data-vm=web]")).await.ok().map(|_| ())
+    })
+    .await;
+    // The row updates by itself until the machine runs.
+    until(Duration::from_secs(90), "the machine to show Running", || async {
+        let text = browser.text_of("tr[data-vm=web] .phase").await?;
+        (text == "Running").then_some(())
+    })
+    .await;
+    until(Duration::from_secs(10), "the summary to count it running", || async {
+        (browser.text_of(".summary").await? == "1 machine, 1 running.").then_some(())
+    })
+    .await;
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console problems on the dashboard: {problems:?}");
+    if let Ok(path) = std::env::var("KITE_UI_SCREENSHOT") {
+        browser.screenshot(Path::new(&path)).await;
+    }
+
+    // Its page says how to connect.
+    browser.click("tr[data-vm=web] a").await;
+    until(Duration::from_secs(10), "the machine's page", || async {
+        (browser.path().await == "/vms/web").then_some(())
+    })
+    .await;
+    let command = browser.text_of("#ssh-command").await.unwrap();
+    assert_eq!(command, format!("ssh -p {ssh} ada_web@127.0.0.1"));
+    let config = browser.text_of("#ssh-config").await.unwrap();
+    assert!(config.contains(&format!("Port {ssh}")) && config.contains("User ada_web"), "{config}");
+
+    // At phone width nothing overflows sideways.
+    client.set_window_size(390, 844).await.unwrap();
+    let overflow =
+        client.execute("return document.documentElement.scrollWidth - window.innerWidth;", vec![]).await.unwrap();
+    assert!(overflow.as_i64().unwrap() <= 0, "the machine page is wider than a phone: {overflow}");
+    client.goto(&page("/")).await.unwrap();
+    let overflow =
+        client.execute("return document.documentElement.scrollWidth - window.innerWidth;", vec![]).await.unwrap();
+    assert!(overflow.as_i64().unwrap() <= 0, "the dashboard is wider than a phone: {overflow}");
+    client.set_window_size(1280, 900).await.unwrap();
+
+    // Delete it, after confirming.
+    client.goto(&page("/vms/web")).await.unwrap();
+    browser.click("button[aria-label='Delete web']").await;
+    let question = client.get_alert_text().await.unwrap();
+    assert!(question.contains("Delete the machine web"), "{question}");
+    client.accept_alert().await.unwrap();
+    client.goto(&page("/")).await.unwrap();
+    until(Duration::from_secs(60), "the machine to be gone", || async {
+        client.find(Locator::Css("tr[data-vm=web]")).await.is_err().then_some(())
+    })
+    .await;
+    let errors = client.execute("return window.kiteErrors;", vec![]).await.unwrap();
+    assert_eq!(errors, json!([]), "script errors");
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console problems: {problems:?}");
+
+    // The admin pages render, with the gateway's observed state.
+    client.goto(&page("/admin/settings")).await.unwrap();
+    let phase = browser.text_of("[data-live='/fragments/admin/gateway'] .phase").await.unwrap();
+    assert_eq!(phase, "Ready");
+    for path in ["/admin/users", "/admin/vms", "/admin/offers"] {
+        client.goto(&page(path)).await.unwrap();
+        assert!(browser.text_of("h1").await.is_some(), "{path} renders");
+    }
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console problems on the admin pages: {problems:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_newcomer_signs_up_creates_a_machine_reads_how_to_connect_and_deletes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (http, ssh) = (free_port(), free_port());
+    let _demo = start_demo(dir.path(), http, ssh);
+    let base = format!("http://127.0.0.1:{http}");
+    let health = format!("{base}/api/v1/health");
+    until(Duration::from_secs(60), "the demo", || async {
+        let answer = reqwest::get(&health).await.ok()?;
+        answer.status().is_success().then_some(())
+    })
+    .await;
+    let browser = browser().await;
+    let outcome = std::panic::AssertUnwindSafe(journey(&browser, &base, ssh)).catch_unwind().await;
+    if let Err(panic) = outcome {
+        let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ui-failures/journey.png");
+        browser.screenshot(&shot).await;
+        eprintln!("the UI test failed; a screenshot is at {}", shot.display());
+        let _ = browser.client.clone().close().await;
+        std::panic::resume_unwind(panic);
+    }
+    browser.client.clone().close().await.unwrap();
+}
