@@ -264,6 +264,45 @@ async fn a_bcrypt_password_of_the_existing_platform_signs_in_and_is_upgraded() {
     assert!(stored.spec.password.starts_with("$argon2id$"), "{}", stored.spec.password);
 }
 
+fn printed_document() -> serde_json::Value {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_kite")).args(["api", "--openapi"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn the_openapi_document_is_valid_openapi_3_1() {
+    let schema: serde_json::Value = serde_json::from_str(include_str!("data/openapi-3.1-schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let document = printed_document();
+    let errors: Vec<String> =
+        validator.iter_errors(&document).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let mut ids: Vec<&str> = document["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|item| item.as_object().unwrap().values().filter_map(|op| op["operationId"].as_str()))
+        .collect();
+    let count = ids.len();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), count, "operation ids are unique");
+}
+
+#[test]
+fn the_book_links_the_document_the_server_serves() {
+    let committed: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../book/src/api/openapi.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        committed == printed_document(),
+        "book/src/api/openapi.json differs from what kite api serves; regenerate it: \
+         cargo run -p kite-bin -- api --openapi > book/src/api/openapi.json"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_openapi_document_lists_every_route_the_server_answers() {
     let platform = Platform::start().await;

@@ -64,6 +64,9 @@ pub struct ApiArgs {
     /// through a proxy that does not send `X-Forwarded-Proto`).
     #[arg(long)]
     pub secure_cookies: bool,
+    /// Print the OpenAPI document and exit (no cluster needed).
+    #[arg(long)]
+    pub openapi: bool,
 }
 
 /// The largest request body the API reads.
@@ -154,8 +157,17 @@ pub async fn serve(
         .context("serving the API")
 }
 
-/// Runs `kite api` until Ctrl-C or SIGTERM.
+/// The OpenAPI document, as pretty JSON.
+pub fn document() -> anyhow::Result<String> {
+    routes::api().1.to_pretty_json().context("rendering the OpenAPI document")
+}
+
+/// Runs `kite api` until Ctrl-C or SIGTERM (or prints the OpenAPI document with `--openapi`).
 pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
+    if args.openapi {
+        println!("{}", document()?);
+        return Ok(());
+    }
     let client = crate::cluster::connect(args.kubeconfig.as_ref()).await?;
     let state = state(client, &args.namespace, args.secure_cookies).await?;
     let listener = tokio::net::TcpListener::bind(args.listen)

@@ -33,6 +33,12 @@ pub const PUBLIC_PATHS: &[&str] = &["/health", "/config", "/auth/signup", "/auth
 )]
 pub struct Document;
 
+/// `get_vms_name` for `GET /vms/{name}`.
+fn operation_id(method: &str, path: &str) -> String {
+    let words = path.split(['/', '-', '{', '}']).filter(|w| !w.is_empty());
+    std::iter::once(method).chain(words).collect::<Vec<_>>().join("_")
+}
+
 /// Adds the security schemes and the answers every endpoint shares, once
 /// the handlers' paths are in the document.
 pub fn finish(openapi: &mut utoipa::openapi::OpenApi) {
@@ -66,10 +72,27 @@ impl utoipa::Modify for CommonAnswers {
         ];
         for (path, item) in openapi.paths.paths.iter_mut() {
             let public = PUBLIC_PATHS.contains(&path.as_str());
-            let operations =
-                [&mut item.get, &mut item.post, &mut item.put, &mut item.patch, &mut item.delete].into_iter().flatten();
-            for operation in operations {
+            let operations = [
+                ("get", &mut item.get),
+                ("post", &mut item.post),
+                ("put", &mut item.put),
+                ("patch", &mut item.patch),
+                ("delete", &mut item.delete),
+            ];
+            for (method, operation) in operations {
+                let Some(operation) = operation.as_mut() else { continue };
+                // Handlers of different areas share names (`list`); the method and path are unique.
+                operation.operation_id = Some(operation_id(method, path));
                 let answers = &mut operation.responses.responses;
+                // OpenAPI requires a description on every answer.
+                for (code, answer) in answers.iter_mut() {
+                    if let RefOr::T(answer) = answer
+                        && answer.description.is_empty()
+                    {
+                        let reason = code.parse().ok().and_then(|c| axum::http::StatusCode::from_u16(c).ok());
+                        answer.description = reason.and_then(|r| r.canonical_reason()).unwrap_or("Answer").to_string();
+                    }
+                }
                 if operation.request_body.is_some() {
                     answers.entry("400".into()).or_insert_with(|| error_answer("The body is not valid JSON"));
                     answers.entry("415".into()).or_insert_with(|| error_answer("The body is not sent as JSON"));

@@ -76,6 +76,12 @@ pub async fn run_until(
         [args.http, args.ssh, args.kube].iter().all(|a| a.ip().is_loopback()),
         "the demo listens on loopback only: give --http, --ssh and --kube loopback addresses"
     );
+    anyhow::ensure!(
+        ["/usr/sbin/sshd", "/usr/bin/sshd", "/sbin/sshd"].iter().any(|p| std::path::Path::new(p).exists()),
+        "the demo's machines are real sshd processes, and sshd is missing: install OpenSSH's server \
+         (Debian: apt-get install openssh-server, or run scripts/test.sh once as root, which installs it). \
+         The demo only runs sshd on loopback ports of its own; it never starts the system's sshd or uses port 22"
+    );
     let state_dir = args.state_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("kite-demo"));
     let guests_dir = state_dir.join("machines");
     if guests_dir.exists() {
