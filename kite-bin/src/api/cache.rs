@@ -200,6 +200,12 @@ where
         all.into_iter().map(|(_, o)| o).collect()
     }
 
+    /// Whether the cache holds no object.
+    pub fn is_empty(&self) -> bool {
+        let inner = self.inner.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        inner.objects.is_empty()
+    }
+
     /// Whether the first list has arrived.
     pub fn is_synced(&self) -> bool {
         *self.synced.borrow()

@@ -123,7 +123,7 @@ pub async fn signup(
             .reserve(Kind::Username, &username_key, &holder)
             .await
             .map_err(|r| kube_refusal("reserving a username", r, "this username is taken; choose another"))?;
-        let level = if state.users.all().is_empty() {
+        let level = if state.users.is_empty() {
             match reservations.reserve(Kind::FirstAdmin, "", &holder).await {
                 Ok(()) => AccessLevel::Admin,
                 Err(Refusal::Taken) => AccessLevel::ReadOnly,
