@@ -119,6 +119,20 @@ async fn a_browser_session_is_an_http_only_cookie_and_its_writes_need_the_csrf_t
     assert_eq!(with.0, StatusCode::CREATED, "{}", with.1);
     let (status, body) = browser.post("/auth/logout", json!({})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
+
+    // Behind a proxy that terminates HTTPS, the cookies are Secure.
+    let behind_tls = browser
+        .http
+        .post(format!("{}/api/v1/auth/login", platform.base))
+        .header("x-forwarded-proto", "https")
+        .json(&json!({ "email": "lin@example.org", "password": "lin-password" }))
+        .send()
+        .await
+        .unwrap();
+    let cookies: Vec<String> =
+        behind_tls.headers().get_all("set-cookie").iter().map(|v| v.to_str().unwrap().to_string()).collect();
+    assert_eq!(cookies.len(), 2, "{cookies:?}");
+    assert!(cookies.iter().all(|c| c.contains("Secure")), "{cookies:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

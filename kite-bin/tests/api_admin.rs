@@ -152,3 +152,41 @@ async fn settings_write_the_platform_and_show_the_gateway_as_observed() {
     let (status, body) = admin.patch("/admin/settings", json!({ "sshGateway": { "externalPort": 70000 } })).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_offer_is_not_listed_and_cannot_be_claimed() {
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use kite_core::api::{KiteVirtualMachineOffer, KiteVirtualMachineOfferSpec};
+    let platform = Platform::start().await;
+    platform.sign_up("root").await;
+    let user = platform.sign_up("uma").await;
+    let namespace = user.get("/me").await.1["user"]["namespace"].as_str().unwrap().to_string();
+    let past = jiff::Timestamp::now().checked_sub(jiff::SignedDuration::from_hours(1)).unwrap();
+    let offer = KiteVirtualMachineOffer::new(
+        "old",
+        KiteVirtualMachineOfferSpec {
+            cpu: 2,
+            memory: Quantity("4Gi".into()),
+            disk: Quantity("20Gi".into()),
+            image: kite_testkit::fixtures::IMAGE.into(),
+            expires_at: Time(past),
+            created_by: "root".into(),
+        },
+    );
+    Api::<KiteVirtualMachineOffer>::namespaced(platform.client.clone(), &namespace)
+        .create(&Default::default(), &offer)
+        .await
+        .unwrap();
+    let (status, body) =
+        kite_testkit::fixtures::eventually(std::time::Duration::from_secs(5), "the API to know the offer", || async {
+            let answer = user
+                .post("/vm-offers/old/claim", json!({ "sshId": "uma_old", "sshPassword": "machine-password" }))
+                .await;
+            (answer.0 != StatusCode::NOT_FOUND).then_some(answer)
+        })
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("expired"), "{body}");
+    assert_eq!(user.get("/vm-offers").await.1["offers"], json!([]));
+}

@@ -3,6 +3,8 @@
 //! metrics, leader election, a machine converging to Running from a golden
 //! image the storage reconciler imports, and what `kubectl` shows of it.
 
+mod support;
+
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
 use kite_core::api::*;
@@ -14,6 +16,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use support::kubectl;
 
 /// The controller process; killed if the test ends early.
 struct Controller(Child);
@@ -43,19 +46,6 @@ async fn serve(server: &FakeApiServer, dir: &Path) -> std::path::PathBuf {
     let kubeconfig = dir.join("kubeconfig");
     kite_testkit::kubeconfig::write(&kubeconfig, address).unwrap();
     kubeconfig
-}
-
-fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
-    let found = Command::new("kubectl").args(["version", "--client"]).output();
-    assert!(
-        found.is_ok_and(|o| o.status.success()),
-        "kubectl is missing: this test reads the controller's work with the real kubectl; install kubectl"
-    );
-    let mut command = Command::new("kubectl");
-    command.arg("--kubeconfig").arg(kubeconfig).args(args);
-    let output = run_bounded(command, None, Duration::from_secs(30));
-    assert!(output.status.success(), "kubectl {args:?}: {}", text(&output.stderr));
-    text(&output.stdout)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,20 +14,7 @@ use serde_json::json;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::{Process, Session};
-
-fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
-    let found = Command::new("kubectl").args(["version", "--client"]).output();
-    assert!(
-        found.is_ok_and(|o| o.status.success()),
-        "kubectl is missing: this test reads the cluster with kubectl; install it"
-    );
-    let mut command = Command::new("kubectl");
-    command.arg("--kubeconfig").arg(kubeconfig).args(args);
-    let output = run_bounded(command, None, Duration::from_secs(30));
-    assert!(output.status.success(), "kubectl {args:?}: {}", text(&output.stderr));
-    text(&output.stdout)
-}
+use support::{Process, Session, kubectl};
 
 /// `ssh` to the gateway with a password (through SSH_ASKPASS), running `command`.
 fn ssh_with_password(port: u16, login: &str, password: &str, command: &str, dir: &Path) -> std::process::Output {

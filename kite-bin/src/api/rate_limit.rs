@@ -71,4 +71,15 @@ mod tests {
         assert!((1..=61).contains(&wait), "{wait}");
         assert!(limits.check(IpAddr::from([10, 0, 0, 9]), "bob@example.com").is_ok());
     }
+
+    #[test]
+    fn an_address_is_limited_whatever_the_account() {
+        let limits = LoginLimits::default();
+        let address = IpAddr::from([192, 0, 2, 1]);
+        for i in 0..20 {
+            assert!(limits.check(address, &format!("user{i}@example.com")).is_ok(), "attempt {i}");
+        }
+        assert!(limits.check(address, "user20@example.com").is_err());
+        assert!(limits.check(IpAddr::from([192, 0, 2, 2]), "user21@example.com").is_ok());
+    }
 }

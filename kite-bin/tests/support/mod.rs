@@ -14,6 +14,21 @@ use serde_json::{Value, json};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// Runs the real `kubectl` on `kubeconfig`, bounded to 30 s; its output. Fails when kubectl is missing.
+pub fn kubectl(kubeconfig: &std::path::Path, args: &[&str]) -> String {
+    use kite_testkit::openssh::{run_bounded, text};
+    let found = Command::new("kubectl").args(["version", "--client"]).output();
+    assert!(
+        found.is_ok_and(|o| o.status.success()),
+        "kubectl is missing: these tests read the cluster with the real kubectl; install kubectl"
+    );
+    let mut command = Command::new("kubectl");
+    command.arg("--kubeconfig").arg(kubeconfig).args(args);
+    let output = run_bounded(command, None, Duration::from_secs(30));
+    assert!(output.status.success(), "kubectl {args:?}: {}", text(&output.stderr));
+    text(&output.stdout)
+}
+
 /// A child process, killed when dropped.
 pub struct Process(pub Child);
 
