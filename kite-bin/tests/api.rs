@@ -87,6 +87,28 @@ async fn sign_in_fails_the_same_way_for_an_unknown_email_and_a_wrong_password_an
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_trusted_proxy_the_forwarded_address_is_the_one_limited() {
+    let platform = Platform::start_with(&["--trusted-proxy", "127.0.0.1"]).await;
+    let anonymous = platform.anonymous();
+    let attempt = |from: &'static str, i: usize| {
+        let anonymous = anonymous.clone();
+        async move {
+            let request = anonymous
+                .http
+                .post(format!("{}/api/v1/auth/login", anonymous.base))
+                .header("x-forwarded-for", format!("198.51.100.99, {from}"))
+                .json(&json!({ "email": format!("nobody{i}@example.org"), "password": "guess-password" }));
+            anonymous.send(request).await.0
+        }
+    };
+    for i in 0..20 {
+        assert_eq!(attempt("203.0.113.1", i).await, StatusCode::UNAUTHORIZED, "attempt {i}");
+    }
+    assert_eq!(attempt("203.0.113.1", 20).await, StatusCode::TOO_MANY_REQUESTS, "the client's address is limited");
+    assert_eq!(attempt("203.0.113.2", 21).await, StatusCode::UNAUTHORIZED, "another client is not");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_browser_session_is_an_http_only_cookie_and_its_writes_need_the_csrf_token() {
     let platform = Platform::start().await;
     let user = platform.sign_up("lin").await;

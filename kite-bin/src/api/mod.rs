@@ -12,13 +12,14 @@
 //! | [`session`] | signed session tokens and their cookies |
 //! | [`auth`] | the signed-in [`auth::Caller`], CSRF and same-origin checks |
 //! | [`reservation`] | race-free unique names |
-//! | [`rate_limit`] | sign-in attempt limits |
+//! | [`rate_limit`], [`client_address`] | sign-in attempt limits, and whose address counts |
 //! | [`validate`], [`vm_rules`] | the rules a request must keep |
 //! | [`routes`] | the handlers |
 //! | [`openapi`] | the document's shared parts |
 
 pub mod auth;
 pub mod cache;
+pub mod client_address;
 pub mod error;
 pub mod json;
 pub mod models;
@@ -64,21 +65,42 @@ pub struct ApiArgs {
     /// through a proxy that does not send `X-Forwarded-Proto`).
     #[arg(long)]
     pub secure_cookies: bool,
+    /// A proxy in front of the API (an ingress controller), as an address or
+    /// CIDR, whose `X-Forwarded-For` names the client for the sign-in limits.
+    /// Repeat it for several. Without it, the peer's address counts.
+    #[arg(long = "trusted-proxy", value_name = "CIDR", value_parser = parse_net)]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Print the OpenAPI document and exit (no cluster needed).
     #[arg(long)]
     pub openapi: bool,
+}
+
+/// An address (`10.0.0.1`) or a network (`10.42.0.0/16`).
+fn parse_net(text: &str) -> Result<ipnet::IpNet, String> {
+    text.parse::<ipnet::IpNet>()
+        .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("'{text}' is not an address or a CIDR such as 10.42.0.0/16"))
+}
+
+/// How `kite api` treats the requests it gets.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Mark cookies `Secure` always.
+    pub secure_cookies: bool,
+    /// The proxies whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 /// The largest request body the API reads.
 const BODY_LIMIT: usize = 64 * 1024;
 
 /// Builds the state: loads (or makes) the session key and starts the caches.
-pub async fn state(client: kube::Client, namespace: &str, secure_cookies: bool) -> anyhow::Result<AppState> {
+pub async fn state(client: kube::Client, namespace: &str, options: Options) -> anyhow::Result<AppState> {
     let key = Sessions::load_key(client.clone(), namespace)
         .await
         .with_context(|| format!("reading the session key Secret in the namespace {namespace}"))?;
-    let sessions = Sessions::new(&key, secure_cookies).context("reading the session key")?;
-    let state = AppState::new(client, namespace, sessions);
+    let sessions = Sessions::new(&key, options.secure_cookies).context("reading the session key")?;
+    let state = AppState::new(client, namespace, sessions, options.trusted_proxies);
     if !state.users.wait_synced(Duration::from_secs(30)).await {
         tracing::warn!("the user cache is not filled after 30 s; the API answers 503 until it is");
     }
@@ -169,7 +191,8 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let client = crate::cluster::connect(args.kubeconfig.as_ref()).await?;
-    let state = state(client, &args.namespace, args.secure_cookies).await?;
+    let options = Options { secure_cookies: args.secure_cookies, trusted_proxies: args.trusted_proxies.clone() };
+    let state = state(client, &args.namespace, options).await?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("listening on {} for the API", args.listen))?;

@@ -48,6 +48,8 @@ pub struct Inner {
     pub limits: LoginLimits,
     /// Unique-name reservations.
     pub reservations: Reservations,
+    /// The proxies whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// One lock per user, held while creating machines, so a per-user limit cannot be raced past.
     creating: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
@@ -65,7 +67,7 @@ fn lowercase(value: &str) -> Vec<String> {
 
 impl AppState {
     /// Starts the caches and assembles the state; reservations are kept in `namespace`.
-    pub fn new(client: Client, namespace: &str, sessions: Sessions) -> Self {
+    pub fn new(client: Client, namespace: &str, sessions: Sessions, trusted_proxies: Vec<ipnet::IpNet>) -> Self {
         let users = Cache::start(
             Api::<KiteUser>::all(client.clone()),
             vec![
@@ -100,6 +102,7 @@ impl AppState {
             sessions,
             limits: LoginLimits::default(),
             reservations,
+            trusted_proxies,
             creating: Mutex::new(HashMap::new()),
         }))
     }

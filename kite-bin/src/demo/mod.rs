@@ -146,7 +146,7 @@ pub async fn run_until(
     });
 
     // The API and the web UI.
-    let state = crate::api::state(client.clone(), "kite", false).await?;
+    let state = crate::api::state(client.clone(), "kite", crate::api::Options::default()).await?;
     let http_listener = tokio::net::TcpListener::bind(args.http)
         .await
         .with_context(|| format!("listening on {} for the web UI", args.http))?;

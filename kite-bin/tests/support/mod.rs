@@ -58,6 +58,11 @@ impl Platform {
     /// A cluster with Kite's CRDs, the `kite` namespace and a platform whose
     /// golden image is imported; `kite api` serving on it.
     pub async fn start() -> Self {
+        Self::start_with(&[]).await
+    }
+
+    /// [`Platform::start`], with more arguments for `kite api`.
+    pub async fn start_with(extra: &[&str]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let server = FakeApiServer::new().unwrap();
         for crd in kite_core::api::crds() {
@@ -76,6 +81,7 @@ impl Platform {
         let child = Command::new(env!("CARGO_BIN_EXE_kite"))
             .args(["api", "--kubeconfig", kubeconfig.to_str().unwrap(), "--namespace", "kite"])
             .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(extra)
             .env("RUST_LOG", std::env::var("KITE_API_LOG").unwrap_or_else(|_| "warn".into()))
             .stdin(Stdio::null())
             .stdout(Stdio::null())

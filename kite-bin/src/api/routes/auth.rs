@@ -187,8 +187,9 @@ pub async fn login(
     Body(request): Body<LoginRequest>,
 ) -> ApiResult<(CookieJar, Json<SessionResponse>)> {
     let email_key = request.email.trim().to_lowercase();
-    if let Err(seconds) = state.limits.check(peer.ip(), &email_key) {
-        tracing::warn!(peer = %peer.ip(), "sign-in attempts limited");
+    let client = crate::api::client_address::client_address(peer.ip(), &headers, &state.trusted_proxies);
+    if let Err(seconds) = state.limits.check(client, &email_key) {
+        tracing::warn!(%client, "sign-in attempts limited");
         return Err(ApiError::too_many(format!("too many sign-in attempts; try again in {seconds} seconds"), seconds));
     }
     let user = state.users.find(by::EMAIL, &email_key).into_iter().next();
