@@ -14,6 +14,7 @@
 //! | [`reservation`] | race-free unique names |
 //! | [`rate_limit`], [`client_address`] | sign-in attempt limits, and whose address counts |
 //! | [`validate`], [`vm_rules`] | the rules a request must keep |
+//! | [`hashing`] | password hashes, off the async runtime |
 //! | [`routes`] | the handlers |
 //! | [`openapi`] | the document's shared parts |
 
@@ -21,6 +22,7 @@ pub mod auth;
 pub mod cache;
 pub mod client_address;
 pub mod error;
+pub mod hashing;
 pub mod json;
 pub mod models;
 pub mod openapi;

@@ -11,6 +11,7 @@
 //! reservation older than [`GRACE`] whose holder is gone is deleted (with a
 //! precondition on its uid, so only one request can do so) and taken anew.
 
+use super::error::ApiError;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kite_core::api::{KiteUser, KiteVirtualMachine};
 use kite_core::labels::{COMPONENT, owned_labels};
@@ -97,6 +98,17 @@ pub enum Refusal {
     /// The cluster failed.
     #[error(transparent)]
     Kube(#[from] kube::Error),
+}
+
+impl Refusal {
+    /// The answer to give: a 409 saying `taken` when another holder has the
+    /// value, the cluster's error (see [`ApiError::from_kube`]) otherwise.
+    pub fn answer(self, doing: &str, taken: impl Into<std::borrow::Cow<'static, str>>) -> ApiError {
+        match self {
+            Refusal::Taken => ApiError::conflict(taken),
+            Refusal::Kube(error) => ApiError::from_kube(doing, error),
+        }
+    }
 }
 
 /// Reservations in one namespace.

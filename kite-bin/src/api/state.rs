@@ -112,6 +112,11 @@ impl AppState {
         self.platform.get(PLATFORM_NAME).map(|p| p.spec.clone()).unwrap_or_default()
     }
 
+    /// The user named `text`: by object name, else by username (any case).
+    pub fn user_named(&self, text: &str) -> Option<Arc<KiteUser>> {
+        self.users.get(text).or_else(|| self.users.find(by::USERNAME, &text.to_lowercase()).into_iter().next())
+    }
+
     /// The lock held while `user` creates a machine.
     pub fn creation_lock(&self, user: &str) -> Arc<tokio::sync::Mutex<()>> {
         let mut locks = self.creating.lock().unwrap_or_else(|poisoned| poisoned.into_inner());

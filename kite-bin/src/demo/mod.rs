@@ -77,7 +77,7 @@ pub async fn run_until(
         "the demo listens on loopback only: give --http, --ssh and --kube loopback addresses"
     );
     anyhow::ensure!(
-        ["/usr/sbin/sshd", "/usr/bin/sshd", "/sbin/sshd"].iter().any(|p| std::path::Path::new(p).exists()),
+        kite_testkit::sim::sshd_path().is_some(),
         "the demo's machines are real sshd processes, and sshd is missing: install OpenSSH's server \
          (Debian: apt-get install openssh-server, or run scripts/test.sh once as root, which installs it). \
          The demo only runs sshd on loopback ports of its own; it never starts the system's sshd or uses port 22"

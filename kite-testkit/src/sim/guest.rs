@@ -48,6 +48,11 @@ impl Drop for Guest {
     }
 }
 
+/// Where OpenSSH's sshd is on this machine, if it is installed: guests cannot boot without it.
+pub fn sshd_path() -> Option<&'static Path> {
+    ["/usr/sbin/sshd", "/usr/bin/sshd", "/sbin/sshd"].into_iter().map(Path::new).find(|p| p.exists())
+}
+
 /// The running guests; their sshds stop when this is dropped.
 pub struct Guests {
     routes: Arc<RwLock<HashMap<(String, String), SocketAddr>>>,
@@ -173,11 +178,7 @@ fn user_data(inner: &Arc<Inner>, vmi: &Value) -> Result<UserData, String> {
 
 fn boot(inner: &Arc<Inner>, config: &GuestConfig, vmi: &Value) -> Result<Guest, String> {
     let data = user_data(inner, vmi)?;
-    let sshd = ["/usr/sbin/sshd", "/usr/bin/sshd", "/sbin/sshd"]
-        .into_iter()
-        .map(Path::new)
-        .find(|p| p.exists())
-        .ok_or("sshd is missing: install openssh-server to reach the demo's machines")?;
+    let sshd = sshd_path().ok_or("sshd is missing: install openssh-server to reach the demo's machines")?;
     let dir = config.root.join(namespace_of(vmi)).join(name_of(vmi));
     let home = dir.join("home");
     std::fs::create_dir_all(&home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;

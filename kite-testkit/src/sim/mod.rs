@@ -27,7 +27,7 @@ mod guest;
 mod kubevirt;
 mod service_lb;
 
-pub use guest::{GuestConfig, Guests, start_guests};
+pub use guest::{GuestConfig, Guests, sshd_path, start_guests};
 
 use crate::server::Inner;
 use crate::write::{PatchKind, WriteCtx};

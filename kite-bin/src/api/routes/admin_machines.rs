@@ -120,9 +120,7 @@ pub async fn create_offer(
     caller.require(AccessLevel::Admin)?;
     let target = request.target_user.trim();
     let user = state
-        .users
-        .get(target)
-        .or_else(|| state.users.find(by::USERNAME, &target.to_lowercase()).into_iter().next())
+        .user_named(target)
         .or_else(|| state.users.find(by::EMAIL, &target.to_lowercase()).into_iter().next())
         .ok_or_else(|| ApiError::not_found(format!("there is no user '{target}'")))?;
     let cpu = validate::cpu(request.cpu)?;

@@ -28,11 +28,7 @@ pub async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Js
 
 /// The user `name`: an object name, or a username.
 fn find(state: &AppState, name: &str) -> ApiResult<Arc<KiteUser>> {
-    state
-        .users
-        .get(name)
-        .or_else(|| state.users.find(by::USERNAME, &name.to_lowercase()).into_iter().next())
-        .ok_or_else(|| ApiError::not_found(format!("there is no user '{name}'")))
+    state.user_named(name).ok_or_else(|| ApiError::not_found(format!("there is no user '{name}'")))
 }
 
 /// A new level.

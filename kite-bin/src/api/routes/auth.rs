@@ -1,6 +1,7 @@
 //! `auth/signup`, `auth/login`, `auth/logout`.
 
 use crate::api::error::{ApiError, ApiResult, ErrorBody};
+use crate::api::hashing::hash_password;
 use crate::api::json::Body;
 use crate::api::models::{PublicUser, UserEnvelope};
 use crate::api::reservation::{Holder, Kind, Refusal};
@@ -57,13 +58,6 @@ pub struct SessionResponse {
     pub user: PublicUser,
 }
 
-fn kube_refusal(doing: &str, refusal: Refusal, taken: &'static str) -> ApiError {
-    match refusal {
-        Refusal::Taken => ApiError::conflict(taken),
-        Refusal::Kube(error) => ApiError::from_kube(doing, error),
-    }
-}
-
 /// Issues a session for `user` and answers with its cookies.
 fn start_session(
     state: &AppState,
@@ -115,14 +109,15 @@ pub async fn signup(
     let name = format!("ku-{}", uuid::Uuid::new_v4());
     let holder = Holder::User(name.clone());
     let reservations = &state.reservations;
-    reservations.reserve(Kind::Email, &email_key, &holder).await.map_err(|r| {
-        kube_refusal("reserving an email", r, "an account with this email already exists; sign in instead")
-    })?;
+    reservations
+        .reserve(Kind::Email, &email_key, &holder)
+        .await
+        .map_err(|r| r.answer("reserving an email", "an account with this email already exists; sign in instead"))?;
     let created = async {
         reservations
             .reserve(Kind::Username, &username_key, &holder)
             .await
-            .map_err(|r| kube_refusal("reserving a username", r, "this username is taken; choose another"))?;
+            .map_err(|r| r.answer("reserving a username", "this username is taken; choose another"))?;
         let level = if state.users.is_empty() {
             match reservations.reserve(Kind::FirstAdmin, "", &holder).await {
                 Ok(()) => AccessLevel::Admin,
@@ -132,11 +127,7 @@ pub async fn signup(
         } else {
             AccessLevel::ReadOnly
         };
-        let password = request.password.clone();
-        let hash = tokio::task::spawn_blocking(move || kite_ssh::password::hash(&password))
-            .await
-            .map_err(|error| ApiError::internal("hashing a password", error))?
-            .map_err(|error| ApiError::internal("hashing a password", error))?;
+        let hash = hash_password(request.password.clone()).await?;
         let user = KiteUser::new(
             &name,
             KiteUserSpec {
@@ -216,10 +207,7 @@ pub async fn login(
 /// Replaces a bcrypt hash from the existing platform with argon2id, now that the password is known.
 async fn upgrade_hash(state: &AppState, user: &KiteUser, password: String) {
     let Some(name) = user.metadata.name.clone() else { return };
-    let hash = match tokio::task::spawn_blocking(move || kite_ssh::password::hash(&password)).await {
-        Ok(Ok(hash)) => hash,
-        _ => return,
-    };
+    let Ok(hash) = hash_password(password).await else { return };
     let patch = serde_json::json!({ "spec": { "password": hash } });
     match Api::<KiteUser>::all(state.client.clone()).patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await
     {

@@ -3,9 +3,10 @@
 use crate::api::auth::Caller;
 use crate::api::cache::key;
 use crate::api::error::{ApiError, ApiResult, ErrorBody};
+use crate::api::hashing::hash_password;
 use crate::api::json::Body;
 use crate::api::models::{VmEnvelope, VmMessage, VmView, VmsEnvelope};
-use crate::api::reservation::{Holder, Kind, Refusal};
+use crate::api::reservation::{Holder, Kind};
 use crate::api::state::{AppState, by};
 use crate::api::validate;
 use crate::api::vm_rules::{
@@ -89,13 +90,6 @@ pub struct PatchVm {
     pub ssh_id: Option<String>,
 }
 
-fn taken(doing: &str, refusal: Refusal, message: String) -> ApiError {
-    match refusal {
-        Refusal::Taken => ApiError::conflict(message),
-        Refusal::Kube(error) => ApiError::from_kube(doing, error),
-    }
-}
-
 /// The caller's machine `name`, from the cache.
 fn own(state: &AppState, caller: &Caller, name: &str) -> ApiResult<Arc<KiteVirtualMachine>> {
     state
@@ -111,13 +105,6 @@ pub fn envelope(state: &AppState, vm: &KiteVirtualMachine) -> VmEnvelope {
         vm: VmView::from(vm),
         connection: vm_rules::connection(vm, &state.platform_spec(), platform.as_deref()),
     }
-}
-
-async fn hash(password: String) -> ApiResult<String> {
-    tokio::task::spawn_blocking(move || kite_ssh::password::hash(&password))
-        .await
-        .map_err(|error| ApiError::internal("hashing a password", error))?
-        .map_err(|error| ApiError::internal("hashing a password", error))
 }
 
 /// Your machines.
@@ -294,15 +281,15 @@ pub async fn create_machine(
     reservations
         .reserve(Kind::SshId, &planned.spec.ssh_id, &holder)
         .await
-        .map_err(|r| taken("reserving an sshId", r, ssh_taken.clone()))?;
+        .map_err(|r| r.answer("reserving an sshId", ssh_taken.clone()))?;
     let result = async {
         if let Some(prefix) = &planned.spec.domain_prefix {
             reservations.reserve(Kind::DomainPrefix, prefix, &holder).await.map_err(|r| {
-                taken("reserving a domainPrefix", r, format!("the domain prefix '{prefix}' is taken; choose another"))
+                r.answer("reserving a domainPrefix", format!("the domain prefix '{prefix}' is taken; choose another"))
             })?;
         }
         let mut spec = planned.spec.clone();
-        spec.ssh_password_hash = Some(hash(password).await?);
+        spec.ssh_password_hash = Some(hash_password(password).await?);
         let vm = KiteVirtualMachine::new(&planned.name, spec);
         Api::<KiteVirtualMachine>::namespaced(state.client.clone(), &namespace)
             .create(&PostParams::default(), &vm)
@@ -414,7 +401,7 @@ pub async fn apply_patch(
     }
     if let Some(password) = &request.ssh_password {
         validate::password("sshPassword", password)?;
-        spec.insert("sshPasswordHash".into(), hash(password.clone()).await?.into());
+        spec.insert("sshPasswordHash".into(), hash_password(password.clone()).await?.into());
     }
     let namespace = vm.metadata.namespace.clone().unwrap_or_default();
     let name = vm.metadata.name.clone().unwrap_or_default();
@@ -434,7 +421,7 @@ pub async fn apply_patch(
                     .reservations
                     .reserve(Kind::DomainPrefix, prefix, &holder)
                     .await
-                    .map_err(|r| taken("reserving a domainPrefix", r, message))?;
+                    .map_err(|r| r.answer("reserving a domainPrefix", message))?;
                 spec.insert("domainPrefix".into(), prefix.into());
             }
             None => {
