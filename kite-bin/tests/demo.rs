@@ -18,6 +18,18 @@ use support::{Process, Session, kubectl};
 
 /// `ssh` to the gateway with a password (through SSH_ASKPASS), running `command`.
 fn ssh_with_password(port: u16, login: &str, password: &str, command: &str, dir: &Path) -> std::process::Output {
+    ssh_with_password_and_input(port, login, password, command, dir, None)
+}
+
+/// The same, feeding `input` to the command.
+fn ssh_with_password_and_input(
+    port: u16,
+    login: &str,
+    password: &str,
+    command: &str,
+    dir: &Path,
+    input: Option<Vec<u8>>,
+) -> std::process::Output {
     let askpass = dir.join("askpass.sh");
     std::fs::write(&askpass, format!("#!/bin/sh\nprintf '%s\\n' '{password}'\n")).unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -29,7 +41,7 @@ fn ssh_with_password(port: u16, login: &str, password: &str, command: &str, dir:
         .env("SSH_ASKPASS", &askpass)
         .env("SSH_ASKPASS_REQUIRE", "force")
         .env("DISPLAY", ":0");
-    run_bounded(ssh, None, Duration::from_secs(30))
+    run_bounded(ssh, input, Duration::from_secs(60))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -110,6 +122,12 @@ async fn from_sign_up_to_a_shell_in_a_machine_and_back() {
     let stdout = text(&session.stdout);
     assert!(stdout.contains("kite-e2e"), "the command ran in the machine: {stdout}");
     assert!(stdout.lines().next().unwrap().ends_with("/web/home"), "in the machine's own directory: {stdout}");
+    // Data both ways at full rate through the Kubernetes-backed gateway: `cat` echoes 32 MiB.
+    let input: Vec<u8> = (0..32u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let echoed =
+        ssh_with_password_and_input(ssh, "ada_web", "machine-password", "cat", dir.path(), Some(input.clone()));
+    assert!(echoed.status.success(), "cat through the gateway: {}", text(&echoed.stderr));
+    assert!(echoed.stdout == input, "cat echoed {} bytes, not the 32 MiB it was sent", echoed.stdout.len());
 
     let (status, body) = ada.delete("/vms/web").await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");

@@ -46,16 +46,23 @@ pub(crate) async fn bridge<B: Backend>(
             other => held.push(other),
         }
     }
-    // 2. Connect, telling the user while the backend is starting.
+    // 2. Connect, telling the user while the backend is starting. Input that
+    // comes meanwhile is held up to the same bound; past it, the channel is
+    // not read, so its window closes and the user's client waits.
     let connected = {
         let connecting = slot.get(Some((&handle, id)));
         tokio::pin!(connecting);
         loop {
             tokio::select! {
                 result = &mut connecting => break Some(result),
-                message = user.wait() => match message {
+                message = user.wait(), if early_input <= MAX_EARLY_INPUT => match message {
                     None | Some(ChannelMsg::Close) => break None,
-                    Some(other) => held.push(other),
+                    Some(other) => {
+                        if let ChannelMsg::Data { data } = &other {
+                            early_input += data.len();
+                        }
+                        held.push(other);
+                    }
                 },
             }
         }
@@ -72,15 +79,19 @@ pub(crate) async fn bridge<B: Backend>(
             return refuse(&user, messages::START_REFUSED).await;
         }
     };
-    // 3. Replay what the user asked for, then pump both ways.
+    // 3. Replay what the user asked for, then pump both ways. Each direction
+    // is its own loop and waits only for its own peer's window: the replay
+    // (which may carry input) runs beside the upstream's output, never
+    // before it, or a command that echoes its input would fill the windows
+    // and wait on a reader that has not started.
     let (mut up_read, up_write) = upstream_channel.split();
-    for message in held {
-        if let Err(error) = forward_to_upstream(message, &up_write).await {
-            tracing::debug!(%error, "replaying a request upstream failed");
-        }
-    }
     let (mut user_read, user_write) = user.split();
     let to_upstream = tokio::spawn(async move {
+        for message in held {
+            if let Err(error) = forward_to_upstream(message, &up_write).await {
+                tracing::debug!(%error, "replaying a request upstream failed");
+            }
+        }
         while let Some(message) = user_read.wait().await {
             let closing = matches!(message, ChannelMsg::Close);
             if forward_to_upstream(message, &up_write).await.is_err() || closing {

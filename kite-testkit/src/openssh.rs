@@ -162,36 +162,58 @@ impl UserKey {
     }
 }
 
-/// Runs a command, feeding `stdin`, killing it after `limit`.
+/// Runs a command, feeding `stdin`, killing it after `limit`. Its output is
+/// read while it runs, so a command that prints more than a pipe holds does
+/// not wait on the test.
 pub fn run_bounded(mut command: Command, stdin: Option<Vec<u8>>, limit: Duration) -> Output {
+    use std::io::{Read, Write};
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = command.spawn().unwrap();
-    let input = child.stdin.take().unwrap();
+    let mut input = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
-        use std::io::Write;
-        let mut input = input;
         if let Some(bytes) = stdin {
             let _ = input.write_all(&bytes);
         }
     });
+    // Read on threads that hand their bytes over a channel: a pipe can stay
+    // open after the command ends (an `ssh -S` client passes its standard
+    // streams to the ControlMaster), so they are waited for a bounded time.
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        let (done, bytes) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut read = Vec::new();
+            let _ = pipe.read_to_end(&mut read);
+            let _ = done.send(read);
+        });
+        bytes
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
     let deadline = Instant::now() + limit;
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
         }
         if Instant::now() > deadline {
             let _ = child.kill();
-            let output = child.wait_with_output().unwrap();
-            panic!(
-                "{command:?} did not finish within {limit:?}\nstdout: {}\nstderr: {}",
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            );
+            let _ = child.wait();
+            break None;
         }
         std::thread::sleep(Duration::from_millis(10));
-    }
+    };
     let _ = writer.join();
-    child.wait_with_output().unwrap()
+    let collect =
+        |bytes: std::sync::mpsc::Receiver<Vec<u8>>| bytes.recv_timeout(Duration::from_secs(10)).unwrap_or_default();
+    let (stdout, stderr) = (collect(stdout), collect(stderr));
+    let Some(status) = status else {
+        panic!(
+            "{command:?} did not finish within {limit:?}\nstdout ({} bytes): {}\nstderr: {}",
+            stdout.len(),
+            String::from_utf8_lossy(&stdout[..stdout.len().min(2048)]),
+            String::from_utf8_lossy(&stderr)
+        );
+    };
+    Output { status, stdout, stderr }
 }
 
 /// Bytes as text, lossily.
