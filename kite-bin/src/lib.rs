@@ -1,0 +1,77 @@
+//! The library behind `kite`, the one binary of the Kite platform: the
+//! HTTP API and web UI, the controller's and the gateway's wiring, and the
+//! command line that picks one.
+//!
+//! Each component is a subcommand: `kite crds`, `kite controller`,
+//! `kite gateway`, `kite api`, `kite demo` and `kite hash-password`.
+//! `kite demo` exists only with the `demo` cargo feature (on by default),
+//! because it runs the platform on kite-testkit's in-memory API server; a
+//! production build (`--no-default-features`) links no kite-testkit.
+//!
+//! ```no_run
+//! use clap::Parser;
+//!
+//! let cli = kite_bin::Cli::parse_from(["kite", "crds"]);
+//! kite_bin::run(cli)?;
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+mod api;
+mod cluster;
+mod controller;
+mod crds;
+#[cfg(feature = "demo")]
+mod demo;
+#[cfg(not(feature = "demo"))]
+#[path = "demo_unavailable.rs"]
+mod demo;
+mod gateway;
+mod hash_password;
+mod probes;
+mod signal;
+mod ui;
+
+use clap::{Parser, Subcommand};
+
+/// Kite: self-service virtual machines on Kubernetes, reached over SSH.
+#[derive(Parser, Debug)]
+#[command(name = "kite", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the four Kite CustomResourceDefinitions as one multi-document YAML stream.
+    ///
+    /// Apply them with `kite crds | kubectl apply -f -`.
+    Crds,
+    /// Run the whole platform on this machine, in memory, on loopback: the way to try Kite.
+    Demo(demo::DemoArgs),
+    /// Serve the HTTP API (`/api/v1`) and the web UI.
+    Api(api::ApiArgs),
+    /// Run the reconcilers: tenants, machines, storage and the gateway's exposure.
+    Controller(controller::ControllerArgs),
+    /// Run the SSH gateway: with the routes of a TOML file (`--config`), or routing to the cluster's machines (`--kube`).
+    Gateway(gateway::GatewayArgs),
+    /// Read a password on standard input and print its argon2id hash.
+    HashPassword,
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Runtime::new().map_err(|error| anyhow::anyhow!("cannot start the async runtime: {error}"))
+}
+
+/// Runs the subcommand `cli` names to its end.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Crds => crds::print(),
+        Command::HashPassword => hash_password::run(),
+        Command::Gateway(args) => runtime().and_then(|r| r.block_on(gateway::run(args))),
+        Command::Demo(args) => runtime().and_then(|r| r.block_on(demo::run(args))),
+        Command::Api(args) => runtime().and_then(|r| r.block_on(api::run(args))),
+        Command::Controller(args) => runtime().and_then(|r| r.block_on(controller::run(args))),
+    }
+}
