@@ -79,6 +79,11 @@ pub enum Error {
 }
 
 impl Error {
+    /// [`Error::Incomplete`]: an object of `kind` lacks `field`.
+    pub fn incomplete(kind: &'static str, field: &'static str) -> Self {
+        Error::Incomplete { kind, field }
+    }
+
     /// A short, fixed label for metrics: the variant's name in snake case.
     pub fn metric_label(&self) -> &'static str {
         match self {

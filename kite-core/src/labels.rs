@@ -35,6 +35,17 @@ pub fn vm_child_labels(vm_name: &str, vm_namespace: &str) -> BTreeMap<String, St
     ])
 }
 
+/// The label selector of everything the Kite controller creates,
+/// `hy3ons.github.io/managed-by=kite-controller`: what its watches of
+/// children list.
+///
+/// ```
+/// assert_eq!(kite_core::labels::managed_selector(), "hy3ons.github.io/managed-by=kite-controller");
+/// ```
+pub fn managed_selector() -> String {
+    format!("{MANAGED_BY}={MANAGED_BY_CONTROLLER}")
+}
+
 /// Whether `labels` mark an object as created by the Kite controller.
 pub fn is_managed_by_controller(labels: Option<&BTreeMap<String, String>>) -> bool {
     labels.and_then(|l| l.get(MANAGED_BY)).is_some_and(|v| v == MANAGED_BY_CONTROLLER)

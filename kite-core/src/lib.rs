@@ -35,7 +35,8 @@
 //!         delete: false,
 //!     },
 //! );
-//! assert_eq!(kite_core::names::ssh_key_secret(&vm), Some("web-ssh-key".to_string()));
+//! use kite_core::required::Required;
+//! assert_eq!(kite_core::names::ssh_key_secret(vm.required_name().unwrap()), "web-ssh-key");
 //! ```
 //!
 //! The reconcilers that converge a cluster to these objects are public, so
@@ -62,6 +63,7 @@ pub mod labels;
 pub mod names;
 pub mod quantity;
 pub mod reconcile;
+pub mod required;
 pub mod ssh_id;
 pub mod ssh_secret;
 pub mod tenant;

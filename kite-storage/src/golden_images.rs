@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use kite_core::Error;
 use kite_core::api::{GoldenImage, GoldenImageStatus, KitePlatform, KitePlatformSpec};
 use kite_core::labels::{self, COMPONENT};
-use kube::Resource;
+use kite_core::required::Required;
 use serde_json::{Value, json};
 
 /// The value of [`COMPONENT`] on golden images.
@@ -23,7 +23,7 @@ pub const CLONER: &str = "kite-golden-image-cloner";
 const KEEP_AFTER_COMPLETION: &str = "cdi.kubevirt.io/storage.deleteAfterCompletion";
 
 fn owner(platform: &KitePlatform) -> Result<OwnerReference, Error> {
-    platform.controller_owner_ref(&()).ok_or(Error::Incomplete { kind: "KitePlatform", field: "uid" })
+    platform.required_owner()
 }
 
 fn meta(name: &str, platform: &KitePlatform) -> Result<ObjectMeta, Error> {

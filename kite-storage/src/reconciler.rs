@@ -12,6 +12,7 @@ use kite_core::api::{Condition, ConditionStatus, KitePlatform, KitePlatformStatu
 use kite_core::labels::{self, COMPONENT};
 use kite_core::reconcile::apply::{self, Removal};
 use kite_core::reconcile::{Context, RESYNC, apply_status, object_key, resources};
+use kite_core::required::Required;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::core::ApiResource;
 use kube::runtime::controller::{Action, Controller};
@@ -282,7 +283,7 @@ async fn write_status(
         ssh_gateway: None,
         golden_images: images,
     };
-    let name = platform.metadata.name.as_deref().ok_or(Error::Incomplete { kind: "KitePlatform", field: "name" })?;
+    let name = platform.required_name()?;
     apply_status(&Api::<KitePlatform>::all(ctx.client.clone()), name, STATUS_MANAGER, &status).await
 }
 
@@ -291,7 +292,7 @@ async fn write_status(
 /// so a deleted one comes back and an import's progress shows at once.
 pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> + Send + Sync + 'static) {
     let client = ctx.client.clone();
-    let ours = watcher::Config::default().labels(&format!("{}={}", labels::MANAGED_BY, labels::MANAGED_BY_CONTROLLER));
+    let ours = watcher::Config::default().labels(&labels::managed_selector());
     let dv = resources::data_volume();
     Controller::new(Api::<KitePlatform>::all(client.clone()), watcher::Config::default())
         .owns(Api::<StorageClass>::all(client.clone()), ours.clone())

@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kite_core::Error;
 use kite_core::api::{KitePlatform, KitePlatformSpec};
 use kite_core::labels::{self, COMPONENT};
-use kube::Resource;
+use kite_core::required::Required;
 use std::collections::BTreeMap;
 
 /// Longhorn's CSI driver.
@@ -39,9 +39,7 @@ pub fn desired(spec: &KitePlatformSpec, owner: Option<&KitePlatform>) -> Result<
         parameters.insert("nodeSelector".into(), storage.node_selector.clone());
     }
     let owner_references = match owner {
-        Some(platform) => Some(vec![
-            platform.controller_owner_ref(&()).ok_or(Error::Incomplete { kind: "KitePlatform", field: "uid" })?,
-        ]),
+        Some(platform) => Some(vec![platform.required_owner()?]),
         None => None,
     };
     Ok(StorageClass {

@@ -4,10 +4,10 @@
 use crate::Error;
 use crate::api::{GatewayPhase, KitePlatform, SshGatewaySpec, SshGatewayStatus};
 use crate::labels::{self, COMPONENT};
+use crate::required::Required;
 use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use kube::Resource;
 use std::collections::BTreeMap;
 
 /// The `LoadBalancer` Service that exposes the gateway.
@@ -50,7 +50,7 @@ pub fn plan(spec: &SshGatewaySpec) -> Plan {
 /// The Service [`EXTERNAL_SERVICE`] in the platform namespace: `LoadBalancer`,
 /// `port` → the gateway's `ssh` port, owned by the `KitePlatform`.
 pub fn external_service(platform: &KitePlatform, namespace: &str, port: u16) -> Result<Service, Error> {
-    let owner = platform.controller_owner_ref(&()).ok_or(Error::Incomplete { kind: "KitePlatform", field: "uid" })?;
+    let owner = platform.required_owner()?;
     Ok(Service {
         metadata: ObjectMeta {
             name: Some(EXTERNAL_SERVICE.into()),

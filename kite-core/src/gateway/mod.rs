@@ -14,6 +14,7 @@ use crate::api::{GatewayPhase, KitePlatform, KitePlatformStatus};
 use crate::labels;
 use crate::reconcile::apply;
 use crate::reconcile::{Context, RESYNC, apply_status, object_key};
+use crate::required::Required;
 use desired::{EXTERNAL_SERVICE, Plan};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Service;
@@ -105,7 +106,7 @@ async fn write_status(
     if previous == Some(&next) {
         return Ok(());
     }
-    let name = platform.metadata.name.as_deref().ok_or(Error::Incomplete { kind: "KitePlatform", field: "name" })?;
+    let name = platform.required_name()?;
     let status = KitePlatformStatus { ssh_gateway: Some(next), ..KitePlatformStatus::default() };
     apply_status(&Api::<KitePlatform>::all(ctx.client.clone()), name, STATUS_MANAGER, &status).await?;
     if previous.map(|p| p.phase) != Some(phase) {
@@ -125,7 +126,7 @@ async fn write_status(
 pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> + Send + Sync + 'static) {
     let client = ctx.client.clone();
     let services = Api::<Service>::namespaced(client.clone(), &ctx.config.platform_namespace);
-    let ours = watcher::Config::default().labels(&format!("{}={}", labels::MANAGED_BY, labels::MANAGED_BY_CONTROLLER));
+    let ours = watcher::Config::default().labels(&labels::managed_selector());
     Controller::new(Api::<KitePlatform>::all(client), watcher::Config::default())
         .owns(services, ours)
         .graceful_shutdown_on(shutdown)

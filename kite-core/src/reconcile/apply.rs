@@ -97,8 +97,7 @@ pub struct Applied {
 /// it applies `desired` server-side under `manager`, forcing ownership of
 /// the fields it sets.
 pub async fn ensure(client: &Client, manager: &str, resource: &ApiResource, desired: &Value) -> Result<Applied, Error> {
-    let name =
-        desired["metadata"]["name"].as_str().ok_or(Error::Incomplete { kind: "desired object", field: "name" })?;
+    let name = desired["metadata"]["name"].as_str().ok_or(Error::incomplete("desired object", "name"))?;
     let namespace = desired["metadata"]["namespace"].as_str();
     let what = describe(resource, namespace, name);
     let api = api(client, resource, namespace);

@@ -69,6 +69,36 @@ impl<C> Context<C> {
         }
     }
 
+    /// One reconcile pass of `object` under `finalizer_name`, timed as
+    /// `reconciler`: `pass` gets [`Finalized::Apply`] while the object lives
+    /// and [`Finalized::Cleanup`] once it is being deleted (kube's finalizer
+    /// helper adds the finalizer first and removes it after a clean-up that
+    /// succeeded). A pass that succeeds clears the object's backoff.
+    ///
+    /// [`Finalized::Apply`]: kube::runtime::finalizer::Event::Apply
+    /// [`Finalized::Cleanup`]: kube::runtime::finalizer::Event::Cleanup
+    pub async fn finalized<K, F, Fut>(
+        &self,
+        reconciler: &'static str,
+        api: &Api<K>,
+        finalizer_name: &str,
+        object: std::sync::Arc<K>,
+        pass: F,
+    ) -> Result<Action, Error>
+    where
+        K: Resource<DynamicType = ()> + Clone + Debug + Serialize + serde::de::DeserializeOwned,
+        F: FnOnce(kube::runtime::finalizer::Event<K>) -> Fut,
+        Fut: std::future::Future<Output = Result<Action, Error>>,
+    {
+        let _measure = self.metrics.measure(reconciler);
+        let key = object_key(&*object);
+        let action = kube::runtime::finalizer(api, finalizer_name, object, pass)
+            .await
+            .map_err(|error| Error::Finalizer(Box::new(error)))?;
+        self.backoff.succeeded(&key);
+        Ok(action)
+    }
+
     /// The error policy: logs the failure, counts it, and retries after the
     /// object's backoff (1 s, doubling up to 5 minutes while it keeps failing).
     pub fn retry_after_error<K: Resource>(&self, reconciler: &'static str, object: &K, error: &Error) -> Action {

@@ -14,6 +14,7 @@
 use crate::Error;
 use crate::api::{KitePlatformSpec, KiteUser, TenantQuota};
 use crate::labels::{self, USER_NAME};
+use crate::required::Required;
 use k8s_openapi::api::core::v1::{
     LimitRange, LimitRangeItem, LimitRangeSpec, Namespace, ResourceQuota, ResourceQuotaSpec,
 };
@@ -23,7 +24,6 @@ use k8s_openapi::api::networking::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use kube::Resource;
 use std::collections::BTreeMap;
 
 /// The annotation that says why a NetworkPolicy exists.
@@ -50,12 +50,7 @@ struct Tenant<'a> {
 }
 
 fn tenant(user: &KiteUser) -> Result<Tenant<'_>, Error> {
-    let incomplete = |field| Error::Incomplete { kind: "KiteUser", field };
-    Ok(Tenant {
-        user: user.metadata.name.as_deref().ok_or(incomplete("name"))?,
-        namespace: &user.spec.namespace,
-        owner: user.controller_owner_ref(&()).ok_or(incomplete("uid"))?,
-    })
+    Ok(Tenant { user: user.required_name()?, namespace: &user.spec.namespace, owner: user.required_owner()? })
 }
 
 fn meta(tenant: &Tenant<'_>, name: &str, why: Option<&str>) -> ObjectMeta {

@@ -24,7 +24,8 @@ use crate::api::{
 };
 use crate::labels::{self, USER_CLEANUP_FINALIZER};
 use crate::reconcile::apply::{self, Removal};
-use crate::reconcile::{Context, RESYNC, apply_status, object_key, platform_changes};
+use crate::reconcile::{Context, RESYNC, apply_status, platform_changes};
+use crate::required::Required;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{LimitRange, Namespace, ResourceQuota};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
@@ -33,7 +34,7 @@ use kube::api::Api;
 use kube::core::ApiResource;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::EventType;
-use kube::runtime::finalizer::{Event as Finalized, finalizer};
+use kube::runtime::finalizer::Event as Finalized;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use std::future::Future;
@@ -58,19 +59,14 @@ pub struct Config {
 
 /// One reconcile pass of a user.
 pub async fn reconcile(user: Arc<KiteUser>, ctx: Arc<Context<Config>>) -> Result<Action, Error> {
-    let _measure = ctx.metrics.measure(NAME);
     let api: Api<KiteUser> = Api::all(ctx.client.clone());
-    let key = object_key(&*user);
-    let action = finalizer(&api, USER_CLEANUP_FINALIZER, user, |event| async {
+    ctx.finalized(NAME, &api, USER_CLEANUP_FINALIZER, user, |event| async {
         match event {
             Finalized::Apply(user) => converge(&user, &ctx).await,
             Finalized::Cleanup(user) => clean_up(&user, &ctx).await,
         }
     })
     .await
-    .map_err(|error| Error::Finalizer(Box::new(error)))?;
-    ctx.backoff.succeeded(&key);
-    Ok(action)
 }
 
 /// The error policy: waiting is retried in two seconds, failures with backoff.
@@ -86,7 +82,7 @@ pub fn error_policy(user: Arc<KiteUser>, error: &Error, ctx: Arc<Context<Config>
 /// is restored at once; a change of the `KitePlatform` reconciles every user.
 pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> + Send + Sync + 'static) {
     let client = ctx.client.clone();
-    let ours = watcher::Config::default().labels(&format!("{}={}", labels::MANAGED_BY, labels::MANAGED_BY_CONTROLLER));
+    let ours = watcher::Config::default().labels(&labels::managed_selector());
     let controller = Controller::new(Api::<KiteUser>::all(client.clone()), watcher::Config::default());
     let users = controller.store();
     controller
@@ -110,7 +106,7 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
 }
 
 fn user_name(user: &KiteUser) -> Result<&str, Error> {
-    user.metadata.name.as_deref().ok_or(Error::Incomplete { kind: "KiteUser", field: "name" })
+    user.required_name()
 }
 
 /// The desired-state path.

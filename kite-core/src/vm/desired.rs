@@ -7,12 +7,12 @@
 
 use super::keys::KeyPair;
 use crate::api::{KitePlatformSpec, KiteVirtualMachine, PowerState};
+use crate::required::Required;
 use crate::{Error, labels, names, ssh_secret};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Secret, Service, ServicePort, ServiceSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use kube::Resource;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -28,11 +28,7 @@ struct Parent<'a> {
 }
 
 fn parent(vm: &KiteVirtualMachine) -> Result<Parent<'_>, Error> {
-    let incomplete = |field| Error::Incomplete { kind: "KiteVirtualMachine", field };
-    let name = vm.metadata.name.as_deref().ok_or(incomplete("name"))?;
-    let namespace = vm.metadata.namespace.as_deref().ok_or(incomplete("namespace"))?;
-    let owner = vm.controller_owner_ref(&()).ok_or(incomplete("uid"))?;
-    Ok(Parent { name, namespace, owner })
+    Ok(Parent { name: vm.required_name()?, namespace: vm.required_namespace()?, owner: vm.required_owner()? })
 }
 
 fn meta(parent: &Parent<'_>, name: String) -> ObjectMeta {
@@ -54,7 +50,7 @@ fn meta_json(parent: &Parent<'_>, name: String) -> Value {
 /// platform's golden-image namespace, on the platform's StorageClass.
 pub fn data_volume(vm: &KiteVirtualMachine, platform: &KitePlatformSpec) -> Result<Value, Error> {
     let parent = parent(vm)?;
-    let name = names::data_volume(vm).ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "name" })?;
+    let name = names::data_volume(parent.name);
     Ok(json!({
         "apiVersion": "cdi.kubevirt.io/v1beta1",
         "kind": "DataVolume",
@@ -75,9 +71,8 @@ pub fn data_volume(vm: &KiteVirtualMachine, platform: &KitePlatformSpec) -> Resu
 /// cloud-init from its Secret, and an explicit masquerade pod interface.
 pub fn virtual_machine(vm: &KiteVirtualMachine) -> Result<Value, Error> {
     let parent = parent(vm)?;
-    let incomplete = || Error::Incomplete { kind: "KiteVirtualMachine", field: "name" };
-    let disk = names::data_volume(vm).ok_or_else(incomplete)?;
-    let cloud_init = names::cloud_init_secret(vm).ok_or_else(incomplete)?;
+    let disk = names::data_volume(parent.name);
+    let cloud_init = names::cloud_init_secret(parent.name);
     let run_strategy = match vm.spec.power_state {
         PowerState::On => "Always",
         PowerState::Off => "Halted",
@@ -119,7 +114,7 @@ pub fn virtual_machine(vm: &KiteVirtualMachine) -> Result<Value, Error> {
 /// the SSH gateway connects to. No NodePort per VM.
 pub fn ssh_service(vm: &KiteVirtualMachine) -> Result<Service, Error> {
     let parent = parent(vm)?;
-    let name = names::ssh_service(vm).ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "name" })?;
+    let name = names::ssh_service(parent.name);
     Ok(Service {
         metadata: meta(&parent, name),
         spec: Some(ServiceSpec {
@@ -143,7 +138,7 @@ pub fn ssh_service(vm: &KiteVirtualMachine) -> Result<Service, Error> {
 /// [`ssh_secret`](crate::ssh_secret), which the gateway reads.
 pub fn ssh_key_secret(vm: &KiteVirtualMachine, login: &KeyPair, host: &KeyPair) -> Result<Secret, Error> {
     let parent = parent(vm)?;
-    let name = names::ssh_key_secret(vm).ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "name" })?;
+    let name = names::ssh_key_secret(parent.name);
     let data = [
         (ssh_secret::PRIVATE_KEY, &login.private_openssh),
         (ssh_secret::PUBLIC_KEY, &login.public_openssh),
@@ -162,7 +157,7 @@ pub fn ssh_key_secret(vm: &KiteVirtualMachine, login: &KeyPair, host: &KeyPair) 
 /// `userdata`, which KubeVirt's `cloudInitNoCloud.secretRef` reads.
 pub fn cloud_init_secret(vm: &KiteVirtualMachine, user_data: &str) -> Result<Secret, Error> {
     let parent = parent(vm)?;
-    let name = names::cloud_init_secret(vm).ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "name" })?;
+    let name = names::cloud_init_secret(parent.name);
     Ok(Secret {
         metadata: meta(&parent, name),
         type_: Some("Opaque".into()),

@@ -27,17 +27,18 @@ use crate::api::{KitePlatform, KiteVirtualMachine, PLATFORM_NAME, VirtualMachine
 use crate::labels::{self, VM_CLEANUP_FINALIZER};
 use crate::reconcile::apply::{self, Removal};
 use crate::reconcile::{Context, RESYNC, apply_status, object_key, platform_changes, resources};
+use crate::required::Required;
 use crate::{Error, names, quantity, ssh_secret};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim, Secret, Service};
 use keys::{KeyGenerator, KeyPair};
+use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::ApiResource;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::EventType;
-use kube::runtime::finalizer::{Event as Finalized, finalizer};
+use kube::runtime::finalizer::Event as Finalized;
 use kube::runtime::watcher;
-use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use status::{Observed, Verdict};
 use std::future::Future;
@@ -77,20 +78,14 @@ impl std::fmt::Debug for Config {
 
 /// One reconcile pass of a machine.
 pub async fn reconcile(vm: Arc<KiteVirtualMachine>, ctx: Arc<Context<Config>>) -> Result<Action, Error> {
-    let _measure = ctx.metrics.measure(NAME);
-    let namespace = vm.namespace().ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "namespace" })?;
-    let api: Api<KiteVirtualMachine> = Api::namespaced(ctx.client.clone(), &namespace);
-    let key = object_key(&*vm);
-    let action = finalizer(&api, VM_CLEANUP_FINALIZER, vm, |event| async {
+    let api: Api<KiteVirtualMachine> = Api::namespaced(ctx.client.clone(), vm.required_namespace()?);
+    ctx.finalized(NAME, &api, VM_CLEANUP_FINALIZER, vm, |event| async {
         match event {
             Finalized::Apply(vm) => converge(&vm, &ctx).await,
             Finalized::Cleanup(vm) => clean_up(&vm, &ctx).await,
         }
     })
     .await
-    .map_err(|error| Error::Finalizer(Box::new(error)))?;
-    ctx.backoff.succeeded(&key);
-    Ok(action)
 }
 
 /// The error policy: a step that waits is retried in a second; a failure
@@ -109,7 +104,7 @@ pub fn error_policy(vm: Arc<KiteVirtualMachine>, error: &Error, ctx: Arc<Context
 /// the `KitePlatform` reconciles every machine (their domain depends on it).
 pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> + Send + Sync + 'static) {
     let client = ctx.client.clone();
-    let ours = watcher::Config::default().labels(&format!("{}={}", labels::MANAGED_BY, labels::MANAGED_BY_CONTROLLER));
+    let ours = watcher::Config::default().labels(&labels::managed_selector());
     let (dv, machine) = (resources::data_volume(), resources::kubevirt_virtual_machine());
     Controller::new(Api::<KiteVirtualMachine>::all(client.clone()), watcher::Config::default())
         .owns(Api::<Secret>::all(client.clone()), ours.clone())
@@ -124,14 +119,7 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
 }
 
 fn name_of(vm: &KiteVirtualMachine) -> Result<(String, String), Error> {
-    let name = vm.metadata.name.clone().ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "name" })?;
-    let namespace =
-        vm.metadata.namespace.clone().ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "namespace" })?;
-    Ok((name, namespace))
-}
-
-fn child_name(name: Option<String>) -> Result<String, Error> {
-    name.ok_or(Error::Incomplete { kind: "KiteVirtualMachine", field: "name" })
+    Ok((vm.required_name()?.to_string(), vm.required_namespace()?.to_string()))
 }
 
 /// The desired-state path.
@@ -150,7 +138,7 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
         .await
         .map_err(Error::kube("reading the KitePlatform"))?;
     let base_domain = platform.as_ref().and_then(|p| p.spec.base_domain.clone());
-    let dv_name = child_name(names::data_volume(vm))?;
+    let dv_name = names::data_volume(&name);
     let live_dv = apply::read(client, &resources::data_volume(), Some(&namespace), &dv_name).await?;
     if live_dv.is_none()
         && let Some(verdict) = check_against_platform(vm, platform.as_ref(), client).await?
@@ -295,7 +283,7 @@ async fn check_against_platform(
 /// Step 2: the key pairs, from the existing Secret or made once.
 async fn ensure_keys(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<(KeyPair, KeyPair), Error> {
     let (name, namespace) = name_of(vm)?;
-    let secret_name = child_name(names::ssh_key_secret(vm))?;
+    let secret_name = names::ssh_key_secret(&name);
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
     let read = |what| Error::kube(format!("{what} the Secret {namespace}/{secret_name}"));
     if let Some(secret) = secrets.get_opt(&secret_name).await.map_err(read("reading"))? {
@@ -432,14 +420,13 @@ async fn remove_children(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Resu
     }
     let secret = ApiResource::erase::<Secret>(&());
     let children = [
-        (ApiResource::erase::<Service>(&()), names::ssh_service(vm)),
-        (resources::data_volume(), names::data_volume(vm)),
-        (secret.clone(), names::cloud_init_secret(vm)),
-        (secret, names::ssh_key_secret(vm)),
+        (ApiResource::erase::<Service>(&()), names::ssh_service(&name)),
+        (resources::data_volume(), names::data_volume(&name)),
+        (secret.clone(), names::cloud_init_secret(&name)),
+        (secret, names::ssh_key_secret(&name)),
     ];
     let mut remaining = Vec::new();
     for (resource, child) in children {
-        let child = child_name(child)?;
         if apply::remove(client, &resource, Some(&namespace), &child).await? == Removal::Deleting {
             remaining.push(format!("{} {child}", resource.kind));
         }
