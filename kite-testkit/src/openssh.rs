@@ -201,7 +201,11 @@ pub fn run_bounded(mut command: Command, stdin: Option<Vec<u8>>, limit: Duration
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    let _ = writer.join();
+    // A writer still blocked on a pipe the killed command handed on is left
+    // behind, not waited for.
+    if status.is_some() {
+        let _ = writer.join();
+    }
     let collect =
         |bytes: std::sync::mpsc::Receiver<Vec<u8>>| bytes.recv_timeout(Duration::from_secs(10)).unwrap_or_default();
     let (stdout, stderr) = (collect(stdout), collect(stderr));
