@@ -9,7 +9,7 @@ mod common;
 
 use common::*;
 use sha2::{Digest, Sha256};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -34,16 +34,6 @@ fn payload(len: usize, seed: u64) -> Vec<u8> {
 
 fn sha256(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Kills and reaps a background `ssh` when dropped.
-struct Background(Child);
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// Sends `len` bytes through `ssh … cat` and checks what comes back by hash.
@@ -92,10 +82,7 @@ impl Master {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("control.sock");
         let mut ssh = Ssh::to(&s.router, "alice").key(&s.user).opt(&format!("ControlPath={}", socket.display()));
-        let mut command = ssh.command("ssh");
-        command.args(["-o", "ControlMaster=yes", "-N"]).arg("127.0.0.1");
-        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-        let process = Background(command.spawn().unwrap());
+        let process = ssh.background(&["-o", "ControlMaster=yes", "-N"]);
         let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
         while !socket.exists() {
             assert!(tokio::time::Instant::now() < deadline, "the ControlMaster connection did not come up");
@@ -165,10 +152,8 @@ async fn connect_when_listening(port: u16) -> tokio::net::TcpStream {
 /// `ssh -N -L <port>:127.0.0.1:<target>` through the router.
 fn local_forward(s: &Setup, target: u16) -> (u16, Background) {
     let port = free_port();
-    let ssh = Ssh::to(&s.router, "alice").key(&s.user).arg("-N").arg("-L").arg(&format!("{port}:127.0.0.1:{target}"));
-    let mut command = ssh.command("ssh");
-    command.arg("127.0.0.1").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-    (port, Background(command.spawn().unwrap()))
+    let forward = format!("{port}:127.0.0.1:{target}");
+    (port, Ssh::to(&s.router, "alice").key(&s.user).background(&["-N", "-L", &forward]))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -226,16 +211,10 @@ async fn a_user_who_stops_reading_one_channel_stalls_only_that_direction_of_that
     let echo = echo_server().await;
     // One SSH connection with two forwards: two channels of it.
     let (stuck_port, free_port_) = (free_port(), free_port());
-    let ssh = Ssh::to(&s.router, "alice")
-        .key(&s.user)
-        .arg("-N")
-        .arg("-L")
-        .arg(&format!("{stuck_port}:127.0.0.1:{spammer}"))
-        .arg("-L")
-        .arg(&format!("{free_port_}:127.0.0.1:{echo}"));
-    let mut command = ssh.command("ssh");
-    command.arg("127.0.0.1").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-    let _forward = Background(command.spawn().unwrap());
+    let (stuck_forward, free_forward) =
+        (format!("{stuck_port}:127.0.0.1:{spammer}"), format!("{free_port_}:127.0.0.1:{echo}"));
+    let _forward =
+        Ssh::to(&s.router, "alice").key(&s.user).background(&["-N", "-L", &stuck_forward, "-L", &free_forward]);
 
     // Channel one: the user sends 16 MiB and never reads the flood coming back.
     let mut stuck = connect_when_listening(stuck_port).await;

@@ -73,30 +73,13 @@ async fn echo_through(port: u16) -> String {
     }
 }
 
-/// Starts `ssh -N` with a forward, kills it when dropped.
-struct Background(std::process::Child);
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Runs `ssh -N <flag> <port>:127.0.0.1:<echo>` and echoes through `<port>`.
 async fn echo_through_a_forward(flag: &str) -> String {
     let s = setup().await;
     let echo = echo_server().await;
     let port = free_port();
     let spec = format!("{port}:127.0.0.1:{echo}");
-    let ssh = Ssh::to(&s.router, "alice").key(&s.user).arg("-N").arg(flag).arg(&spec);
-    let mut command = ssh.command("ssh");
-    command
-        .arg("127.0.0.1")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let _forward = Background(command.spawn().unwrap());
+    let _forward = Ssh::to(&s.router, "alice").key(&s.user).background(&["-N", flag, &spec]);
     echo_through(port).await
 }
 

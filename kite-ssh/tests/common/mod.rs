@@ -197,6 +197,31 @@ impl Ssh {
     }
 }
 
+/// A process killed and reaped when dropped.
+pub struct Background(pub std::process::Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Ssh {
+    /// `ssh <args> <extra> 127.0.0.1` with no standard streams, running
+    /// until the returned [`Background`] is dropped.
+    pub fn background(&self, extra: &[&str]) -> Background {
+        let mut command = self.command("ssh");
+        command
+            .args(extra)
+            .arg("127.0.0.1")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        Background(command.spawn().unwrap())
+    }
+}
+
 /// A TCP echo server on loopback, for port-forwarding tests.
 pub async fn echo_server() -> u16 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
