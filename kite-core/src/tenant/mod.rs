@@ -105,10 +105,6 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
         .await;
 }
 
-fn user_name(user: &KiteUser) -> Result<&str, Error> {
-    user.required_name()
-}
-
 /// The desired-state path.
 async fn converge(user: &KiteUser, ctx: &Context<Config>) -> Result<Action, Error> {
     let client = &ctx.client;
@@ -216,7 +212,7 @@ async fn write_status(
     if previous == Some(&next) {
         return Ok(());
     }
-    apply_status(&Api::<KiteUser>::all(ctx.client.clone()), user_name(user)?, STATUS_MANAGER, &next).await?;
+    apply_status(&Api::<KiteUser>::all(ctx.client.clone()), user.required_name()?, STATUS_MANAGER, &next).await?;
     if previous.and_then(|s| s.phase) != Some(phase) {
         let type_ = if phase == UserPhase::Failed { EventType::Warning } else { EventType::Normal };
         ctx.event(user, type_, reason, "Reconcile", message.to_string()).await;
@@ -226,7 +222,7 @@ async fn write_status(
 
 /// Deletes `namespace` if Kite made it and no other user refers to it.
 async fn release_namespace(user: &KiteUser, namespace: &str, ctx: &Context<Config>) -> Result<(), Error> {
-    let me = user_name(user)?;
+    let me = user.required_name()?;
     let others = Api::<KiteUser>::all(ctx.client.clone())
         .list(&Default::default())
         .await

@@ -152,16 +152,17 @@ pub fn status(
             conditions.iter().find(|c| c["type"] == *kind).and_then(|c| text(c, "/message")).map(str::to_string)
         })
     });
+    let name = vm.metadata.name.as_deref();
     KiteVirtualMachineStatus {
         phase: Some(verdict.phase),
         current_power_state: Some(verdict.power),
         observed_generation: generation,
         domain,
         node_name: observed.node_name.filter(|_| verdict.power == PowerState::On).map(str::to_string),
-        ssh_key_secret_name: vm.metadata.name.as_deref().map(names::ssh_key_secret),
-        cloud_init_secret_name: vm.metadata.name.as_deref().map(names::cloud_init_secret),
-        service_name: vm.metadata.name.as_deref().map(names::ssh_service),
-        data_volume_name: vm.metadata.name.as_deref().map(names::data_volume),
+        ssh_key_secret_name: name.map(names::ssh_key_secret),
+        cloud_init_secret_name: name.map(names::cloud_init_secret),
+        service_name: name.map(names::ssh_service),
+        data_volume_name: name.map(names::data_volume),
         data_volume_phase: dv.map(|dv| text(dv, "/status/phase").unwrap_or("Pending").to_string()),
         data_volume_progress: dv.and_then(|dv| text(dv, "/status/progress")).map(str::to_string),
         data_volume_message: dv_message,
