@@ -88,13 +88,16 @@ impl Outbox {
         }
     }
 
+    /// The backlog, locked. Only the session loop takes it, so it is never
+    /// contended; a panic while it was held leaves a usable queue behind.
+    fn backlog(&self) -> std::sync::MutexGuard<'_, VecDeque<ChannelMsg>> {
+        self.backlog.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     /// Queues `message` behind anything already waiting, never waiting itself
     /// unless a non-data backlog is over [`MAX_BACKLOG`].
     pub(crate) fn push(&self, message: ChannelMsg, bounded: bool) -> Result<(), Refused> {
-        let mut backlog = match self.backlog.lock() {
-            Ok(backlog) => backlog,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut backlog = self.backlog();
         if !self.move_backlog(&mut backlog) {
             backlog.clear();
             return Err(Refused::Closed(message));
@@ -120,10 +123,7 @@ impl Outbox {
 
     /// Moves what fits from the backlog into the queue; false when the reader is gone.
     pub(crate) fn pump(&self) -> bool {
-        let mut backlog = match self.backlog.lock() {
-            Ok(backlog) => backlog,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut backlog = self.backlog();
         let open = self.move_backlog(&mut backlog);
         if !open {
             backlog.clear();
