@@ -365,3 +365,22 @@ async fn the_openapi_document_lists_every_route_the_server_answers() {
     assert_eq!(config["config"]["images"][0]["ready"], true, "{config}");
     assert_eq!(config["config"]["minDisk"], "20Gi");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_domain_prefix_frees_the_old_one_and_holds_the_new_one() {
+    let platform = Platform::start().await;
+    platform.sign_up("root").await;
+    let (amy, bob) = (platform.sign_up("amy").await, platform.sign_up("bob").await);
+    platform.set_level(&amy, 1).await;
+    platform.set_level(&bob, 1).await;
+    let machine = |name: &str, prefix: &str| json!({ "name": name, "sshId": format!("{name}_id"), "sshPassword": "machine-password", "domainPrefix": prefix });
+    let (status, answer) = amy.post("/vms", machine("web", "blog")).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let (status, answer) = amy.patch("/vms/web", json!({ "domainPrefix": "news" })).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["vm"]["domainPrefix"], "news", "{answer}");
+    let (status, answer) = bob.post("/vms", machine("site", "news")).await;
+    assert_eq!(status, StatusCode::CONFLICT, "the new prefix is held: {answer}");
+    let (status, answer) = bob.post("/vms", machine("site", "blog")).await;
+    assert_eq!(status, StatusCode::CREATED, "the old prefix is free at once: {answer}");
+}

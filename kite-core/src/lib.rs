@@ -57,8 +57,10 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod api;
+pub mod cache;
 mod error;
 pub mod gateway;
+pub mod key;
 pub mod labels;
 pub mod names;
 pub mod quantity;

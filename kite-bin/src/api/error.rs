@@ -113,6 +113,13 @@ impl ApiError {
     }
 }
 
+/// An object the API read lacks what it must have (a name, a namespace): a 500, logged.
+impl From<kite_core::Error> for ApiError {
+    fn from(error: kite_core::Error) -> Self {
+        Self::internal("reading an object", error)
+    }
+}
+
 /// The part of an API server's validation message that a user can act on.
 ///
 /// `KiteVirtualMachine.hy3ons.github.io "web" is invalid: spec.disk: Invalid

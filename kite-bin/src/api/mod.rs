@@ -7,24 +7,25 @@
 //!
 //! | module | job |
 //! |---|---|
-//! | [`state`] | what handlers share |
-//! | [`cache`] | the watch-fed, indexed caches |
+//! | [`state`] | what handlers share, with the watch-fed caches ([`kite_core::cache`]) |
 //! | [`session`] | signed session tokens and their cookies |
 //! | [`auth`] | the signed-in [`auth::Caller`], CSRF and same-origin checks |
 //! | [`reservation`] | race-free unique names |
 //! | [`rate_limit`], [`client_address`] | sign-in attempt limits, and whose address counts |
-//! | [`validate`], [`vm_rules`] | the rules a request must keep |
+//! | [`machines`], [`offers`] | the services: what creating, changing and claiming a machine means |
+//! | [`validate`] | the rules a field must keep |
 //! | [`hashing`] | password hashes, off the async runtime |
-//! | [`routes`] | the handlers |
+//! | [`routes`] | the HTTP handlers, thin: extract, call a service, answer |
 //! | [`openapi`] | the document's shared parts |
 
 pub mod auth;
-pub mod cache;
 pub mod client_address;
 pub mod error;
 pub mod hashing;
 pub mod json;
+pub mod machines;
 pub mod models;
+pub mod offers;
 pub mod openapi;
 pub mod rate_limit;
 pub mod reservation;
@@ -32,7 +33,6 @@ pub mod routes;
 pub mod session;
 pub mod state;
 pub mod validate;
-pub mod vm_rules;
 
 use anyhow::Context as _;
 use axum::Router;

@@ -1,13 +1,13 @@
 //! What every handler shares: the cluster client, the caches, sessions,
 //! login limits, the reservations of unique names.
 
-use super::cache::{Cache, Index, by_namespace};
 use super::rate_limit::LoginLimits;
 use super::reservation::Reservations;
 use super::session::Sessions;
 use kite_core::api::{
     KitePlatform, KitePlatformSpec, KiteUser, KiteVirtualMachine, KiteVirtualMachineOffer, PLATFORM_NAME,
 };
+use kite_core::cache::{Cache, Index, by_namespace};
 use kube::{Api, Client};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

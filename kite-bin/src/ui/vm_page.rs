@@ -4,13 +4,13 @@ use super::layout::{alert, page};
 use super::machines::{Actions, buttons, phase};
 use super::session::{Anyone, Viewer};
 use crate::api::auth::Caller;
-use crate::api::cache::key;
+use crate::api::machines::envelope;
 use crate::api::models::{Connection, VmView};
-use crate::api::routes::vms::envelope;
 use crate::api::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use kite_core::key::key;
 use maud::{Markup, html};
 
 fn status(vm: &VmView) -> Markup {

@@ -11,9 +11,10 @@ pub mod desired;
 
 use crate::Error;
 use crate::api::{GatewayPhase, KitePlatform, KitePlatformStatus};
+use crate::key::object_key;
 use crate::labels;
 use crate::reconcile::apply;
-use crate::reconcile::{Context, RESYNC, apply_status, object_key};
+use crate::reconcile::{Context, RESYNC, apply_status};
 use crate::required::Required;
 use desired::{EXTERNAL_SERVICE, Plan};
 use futures::StreamExt;

@@ -17,6 +17,7 @@ pub use backoff::Backoff;
 pub use metrics::{Measure, Metrics};
 
 use crate::Error;
+use crate::key::object_key;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
@@ -107,15 +108,6 @@ impl<C> Context<C> {
         let delay = self.backoff.failed(&key);
         tracing::warn!(reconciler, object = %key, error = %error, retry_in = ?delay, "reconcile failed");
         Action::requeue(delay)
-    }
-}
-
-/// `namespace/name`, or `name` for cluster-scoped objects.
-pub fn object_key<K: Resource>(object: &K) -> String {
-    match (object.meta().namespace.as_deref(), object.meta().name.as_deref()) {
-        (Some(namespace), Some(name)) => format!("{namespace}/{name}"),
-        (None, Some(name)) => name.to_string(),
-        _ => "<unnamed>".to_string(),
     }
 }
 

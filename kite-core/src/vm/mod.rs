@@ -25,9 +25,10 @@ pub mod keys;
 pub mod status;
 
 use crate::api::{KitePlatform, KiteVirtualMachine, PLATFORM_NAME, VirtualMachinePhase};
+use crate::key::object_key;
 use crate::labels::{self, VM_CLEANUP_FINALIZER};
 use crate::reconcile::apply::{self, Removal};
-use crate::reconcile::{Context, RESYNC, apply_status, object_key, platform_changes, resources};
+use crate::reconcile::{Context, RESYNC, apply_status, platform_changes, resources};
 use crate::required::Required;
 use crate::{Error, names, quantity};
 use futures::StreamExt;

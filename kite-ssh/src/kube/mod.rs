@@ -19,15 +19,15 @@
 mod index;
 
 use crate::backend::{Backend, HostKeyCheck, Readiness, Route, Upstream, UpstreamAuth};
-use ::kube::runtime::{WatchStreamExt, watcher};
 use ::kube::{Api, Client};
-use futures::StreamExt;
-use index::{KeyIndex, Lookup, VmIndex};
+use index::Lookup;
 use k8s_openapi::api::core::v1::Secret;
 use kite_core::api::{KiteUser, KiteVirtualMachine, PowerState, VirtualMachinePhase};
+use kite_core::cache::Cache;
+use kite_core::key::object_key;
 use kite_core::ssh_secret;
 use russh::keys::PublicKey;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Turns a Service into an address to connect to.
@@ -71,77 +71,21 @@ pub mod messages {
     pub const GONE: &str = "VirtualMachine no longer exists.";
 }
 
-struct State {
-    vms: RwLock<VmIndex>,
-    keys: RwLock<KeyIndex>,
-    synced: tokio::sync::watch::Sender<(bool, bool)>,
-}
-
-/// Watches `api` for as long as the task lives, applying each event to
-/// `state`, and marks `synced` when the first list is done.
-fn follow<K>(
-    api: Api<K>,
-    state: Arc<State>,
-    apply: fn(&State, watcher::Event<K>),
-    synced: fn(&mut (bool, bool)),
-) -> tokio::task::JoinHandle<()>
-where
-    K: ::kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
-    K::DynamicType: Default,
-{
-    let kind = K::kind(&K::DynamicType::default()).into_owned();
-    tokio::spawn(async move {
-        let mut events = watcher(api, watcher::Config::default()).default_backoff().boxed();
-        while let Some(event) = events.next().await {
-            match event {
-                Ok(event) => {
-                    let done = matches!(event, watcher::Event::InitDone);
-                    apply(&state, event);
-                    if done {
-                        state.synced.send_modify(synced);
-                    }
-                }
-                Err(error) => tracing::warn!(%kind, %error, "watching failed; retrying"),
-            }
-        }
-    })
-}
-
 /// Routes from `KiteVirtualMachine` objects; see the module documentation.
+/// Its watches stop when it is dropped.
 pub struct KubeBackend {
     client: Client,
-    state: Arc<State>,
+    vms: Cache<KiteVirtualMachine>,
+    users: Cache<KiteUser>,
     resolver: Arc<dyn AddressResolver>,
     upstream_user: Option<String>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-}
-
-impl Drop for KubeBackend {
-    fn drop(&mut self) {
-        for task in &self.tasks {
-            task.abort();
-        }
-    }
 }
 
 impl KubeBackend {
     /// Starts watching `KiteVirtualMachine`s and `KiteUser`s cluster-wide.
     pub fn start(client: Client, resolver: impl AddressResolver) -> Self {
-        let (synced, _) = tokio::sync::watch::channel((false, false));
-        let state = Arc::new(State { vms: RwLock::default(), keys: RwLock::default(), synced });
-        let vm_task = follow(
-            Api::<KiteVirtualMachine>::all(client.clone()),
-            state.clone(),
-            |state, event| state.vms.write().unwrap_or_else(|p| p.into_inner()).apply(event),
-            |synced| synced.0 = true,
-        );
-        let user_task = follow(
-            Api::<KiteUser>::all(client.clone()),
-            state.clone(),
-            |state, event| state.keys.write().unwrap_or_else(|p| p.into_inner()).apply(event),
-            |synced| synced.1 = true,
-        );
-        Self { client, state, resolver: Arc::new(resolver), upstream_user: None, tasks: vec![vm_task, user_task] }
+        let (vms, users) = index::start(&client);
+        Self { client, vms, users, resolver: Arc::new(resolver), upstream_user: None }
     }
 
     /// Logs in to every machine as `user` instead of as its `sshId` (the
@@ -153,21 +97,20 @@ impl KubeBackend {
 
     /// Waits until both watchers have listed once; `false` after `timeout`.
     pub async fn wait_synced(&self, timeout: Duration) -> bool {
-        let mut synced = self.state.synced.subscribe();
-        tokio::time::timeout(timeout, synced.wait_for(|s| s.0 && s.1)).await.is_ok_and(|r| r.is_ok())
+        tokio::time::timeout(timeout, self.when_synced()).await.unwrap_or(false)
     }
 
     /// Completes with `true` once both watchers have listed once (`false`
     /// if the backend is dropped first); it does not borrow the backend, so
     /// it can be awaited after the backend moved into a router.
     pub fn when_synced(&self) -> impl std::future::Future<Output = bool> + Send + 'static {
-        let mut synced = self.state.synced.subscribe();
-        async move { synced.wait_for(|s| s.0 && s.1).await.is_ok() }
+        let (vms, users) = (self.vms.when_synced(), self.users.when_synced());
+        async move { vms.await && users.await }
     }
 
+    /// The machine of `route`, if it can still be routed to.
     fn vm(&self, route: &Route) -> Option<Arc<KiteVirtualMachine>> {
-        let (namespace, name) = route.id.split_once('/')?;
-        self.state.vms.read().unwrap_or_else(|p| p.into_inner()).get(&(namespace.to_string(), name.to_string()))
+        self.vms.get(&route.id).filter(|vm| index::routable(vm))
     }
 
     async fn ready(&self, vm: &KiteVirtualMachine) -> Readiness {
@@ -204,13 +147,8 @@ impl KubeBackend {
 
 impl Backend for KubeBackend {
     async fn resolve(&self, login: &str) -> Option<Route> {
-        let lookup = self.state.vms.read().unwrap_or_else(|p| p.into_inner()).lookup(login);
-        match lookup {
-            Lookup::One(vm) => Some(Route::new(format!(
-                "{}/{}",
-                vm.metadata.namespace.as_deref().unwrap_or(""),
-                vm.metadata.name.as_deref().unwrap_or("")
-            ))),
+        match index::lookup(&self.vms, login) {
+            Lookup::One(vm) => Some(Route::new(object_key(vm.as_ref()))),
             Lookup::None => None,
             Lookup::Duplicate(keys) => {
                 tracing::warn!(ssh_id = login, machines = ?keys, "two or more VMs have this sshId; none is routed");
@@ -231,7 +169,7 @@ impl Backend for KubeBackend {
     async fn check_public_key(&self, route: &Route, key: &PublicKey) -> bool {
         let Some(vm) = self.vm(route) else { return false };
         let namespace = vm.metadata.namespace.clone().unwrap_or_default();
-        self.state.keys.read().unwrap_or_else(|p| p.into_inner()).allows(&namespace, key)
+        index::allows(&self.users, &namespace, key)
     }
 
     async fn upstream(&self, route: &Route) -> Readiness {

@@ -1,10 +1,10 @@
 //! `admin/vms` and `admin/vm-offers`: every machine, and the offers admins make.
 
-use super::vms::{PatchVm, apply_patch, envelope, request_deletion};
 use crate::api::auth::Caller;
-use crate::api::cache::key;
 use crate::api::error::{ApiError, ApiResult, ErrorBody};
 use crate::api::json::Body;
+use crate::api::machines::requests::PatchVm;
+use crate::api::machines::{self, envelope, request_deletion};
 use crate::api::models::{
     Message, OfferEnvelope, OfferView, OffersEnvelope, VmEnvelope, VmMessage, VmView, VmsEnvelope,
 };
@@ -14,13 +14,11 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kite_core::api::{
-    AccessLevel, KiteVirtualMachine, KiteVirtualMachineOffer, KiteVirtualMachineOfferSpec, PowerState,
-};
+use kite_core::api::{AccessLevel, KiteVirtualMachineOffer, KiteVirtualMachineOfferSpec, PowerState};
+use kite_core::key::key;
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 use serde::Deserialize;
-use std::sync::Arc;
 use utoipa::ToSchema;
 
 /// Every machine of every user (admins).
@@ -29,13 +27,6 @@ use utoipa::ToSchema;
 pub async fn list_vms(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<VmsEnvelope>> {
     caller.require(AccessLevel::Admin)?;
     Ok(Json(VmsEnvelope { vms: state.vms.all().iter().map(|vm| VmView::from(vm.as_ref())).collect() }))
-}
-
-fn machine(state: &AppState, namespace: &str, name: &str) -> ApiResult<Arc<KiteVirtualMachine>> {
-    state
-        .vms
-        .get(&key(Some(namespace), name))
-        .ok_or_else(|| ApiError::not_found(format!("there is no machine {namespace}/{name}")))
 }
 
 /// A power change.
@@ -58,9 +49,9 @@ pub async fn power(
     Body(change): Body<PowerChange>,
 ) -> ApiResult<Json<VmEnvelope>> {
     caller.require(AccessLevel::Admin)?;
-    let vm = machine(&state, &namespace, &name)?;
+    let vm = machines::any(&state, &namespace, &name)?;
     let updated =
-        apply_patch(&state, &caller, &vm, PatchVm { power_state: Some(change.power_state), ..PatchVm::default() })
+        machines::change(&state, &caller, &vm, PatchVm { power_state: Some(change.power_state), ..PatchVm::default() })
             .await?;
     Ok(Json(envelope(&state, &updated)))
 }
@@ -75,7 +66,7 @@ pub async fn delete_vm(
     Path((namespace, name)): Path<(String, String)>,
 ) -> ApiResult<(StatusCode, Json<VmMessage>)> {
     caller.require(AccessLevel::Admin)?;
-    let vm = machine(&state, &namespace, &name)?;
+    let vm = machines::any(&state, &namespace, &name)?;
     let deleted = request_deletion(&state, &vm).await?;
     Ok((
         StatusCode::ACCEPTED,

@@ -1,9 +1,9 @@
 //! `admin/users`: the users, their levels, and deleting one with their machines.
 
-use super::vms::request_deletion;
 use crate::api::auth::{Caller, level_name};
 use crate::api::error::{ApiError, ApiResult, ErrorBody};
 use crate::api::json::Body;
+use crate::api::machines::request_deletion;
 use crate::api::models::{Message, PublicUser, UserEnvelope, UsersEnvelope};
 use crate::api::state::{AppState, by};
 use axum::Json;

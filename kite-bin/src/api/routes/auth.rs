@@ -4,7 +4,7 @@ use crate::api::error::{ApiError, ApiResult, ErrorBody};
 use crate::api::hashing::hash_password;
 use crate::api::json::Body;
 use crate::api::models::{PublicUser, UserEnvelope};
-use crate::api::reservation::{Holder, Kind, Refusal};
+use crate::api::reservation::{Claims, Holder, Kind, Refusal};
 use crate::api::state::{AppState, by};
 use crate::api::validate;
 use axum::Json;
@@ -107,19 +107,17 @@ pub async fn signup(
         return Err(ApiError::conflict("this username is taken; choose another"));
     }
     let name = format!("ku-{}", uuid::Uuid::new_v4());
-    let holder = Holder::User(name.clone());
-    let reservations = &state.reservations;
-    reservations
-        .reserve(Kind::Email, &email_key, &holder)
-        .await
-        .map_err(|r| r.answer("reserving an email", "an account with this email already exists; sign in instead"))?;
+    let mut claims = Claims::new(&state.reservations, Holder::User(name.clone()));
     let created = async {
-        reservations
-            .reserve(Kind::Username, &username_key, &holder)
+        claims.take(Kind::Email, &email_key).await.map_err(|r| {
+            r.answer("reserving an email", "an account with this email already exists; sign in instead")
+        })?;
+        claims
+            .take(Kind::Username, &username_key)
             .await
             .map_err(|r| r.answer("reserving a username", "this username is taken; choose another"))?;
         let level = if state.users.is_empty() {
-            match reservations.reserve(Kind::FirstAdmin, "", &holder).await {
+            match claims.take(Kind::FirstAdmin, "").await {
                 Ok(()) => AccessLevel::Admin,
                 Err(Refusal::Taken) => AccessLevel::ReadOnly,
                 Err(Refusal::Kube(error)) => return Err(ApiError::from_kube("reserving the first admin", error)),
@@ -146,17 +144,7 @@ pub async fn signup(
             .map_err(|error| ApiError::from_kube("creating a user", error))
     }
     .await;
-    let user = match created {
-        Ok(user) => user,
-        Err(error) => {
-            for (kind, value) in
-                [(Kind::Email, &email_key), (Kind::Username, &username_key), (Kind::FirstAdmin, &String::new())]
-            {
-                reservations.release_quietly(kind, value, &holder).await;
-            }
-            return Err(error);
-        }
-    };
+    let user = claims.settle(created).await?;
     tracing::info!(user = %name, level = user.spec.access_level.as_u8(), "signed up");
     state.users.upsert(user.clone());
     let (jar, body) = start_session(&state, &headers, &user, "your account is ready")?;

@@ -1,9 +1,9 @@
 //! `health` and `config`: what anyone may ask without signing in.
 
+use crate::api::machines::rules::{USER_LEVEL_CPU, USER_LEVEL_DISK, USER_LEVEL_MAX_MACHINES, USER_LEVEL_MEMORY};
 use crate::api::models::{ConfigEnvelope, FixedSize, GatewayView, ImageView, PublicConfig};
 use crate::api::state::AppState;
 use crate::api::validate::{MIN_DISK, RESERVED_PREFIXES};
-use crate::api::vm_rules::{USER_LEVEL_CPU, USER_LEVEL_DISK, USER_LEVEL_MAX_MACHINES, USER_LEVEL_MEMORY};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;

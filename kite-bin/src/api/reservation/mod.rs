@@ -5,11 +5,17 @@
 //! for the same value one wins and the other gets a 409; there is never a
 //! duplicate. The same mechanism makes "the first user is admin" safe.
 //!
-//! A reservation names its holder. It is released when its holder changes
-//! its mind (a failed create, a changed `domainPrefix`) and, lazily, when
-//! someone else wants the value and the holder no longer exists: a
-//! reservation older than [`GRACE`] whose holder is gone is deleted (with a
-//! precondition on its uid, so only one request can do so) and taken anew.
+//! A reservation names its holder. A request takes its reservations through
+//! [`Claims`], which gives them back when the request fails or is
+//! cancelled; a changed `domainPrefix` gives back the old one. What a failed
+//! release leaves behind is reclaimed lazily, when someone else wants the
+//! value: a reservation older than [`GRACE`] whose holder is gone, or no
+//! longer uses the value, is deleted (with a precondition on its uid, so only
+//! one request can do so) and taken anew. No value is held forever.
+
+mod claims;
+
+pub use claims::Claims;
 
 use super::error::ApiError;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -153,7 +159,7 @@ impl Reservations {
             if current.as_ref() == Some(holder) {
                 return Ok(());
             }
-            if !self.is_stale(&existing, current.as_ref()).await? {
+            if !self.is_stale(&existing, current.as_ref(), kind, value).await? {
                 return Err(Refusal::Taken);
             }
             let preconditions = Preconditions {
@@ -190,29 +196,68 @@ impl Reservations {
         }
     }
 
-    /// Releases, logging failures: a left-over reservation is reclaimed later anyway.
-    pub async fn release_quietly(&self, kind: Kind, value: &str, holder: &Holder) {
+    /// Releases, and reports a release that fails: the reservation then
+    /// stays until someone wants the value, and is reclaimed then, since its
+    /// holder no longer uses it.
+    pub async fn release_or_report(&self, kind: Kind, value: &str, holder: &Holder) {
         if let Err(error) = self.release(kind, value, holder).await {
-            tracing::warn!(%error, kind = kind.as_str(), "could not release a reservation; it will be reclaimed when needed");
+            tracing::warn!(
+                %error,
+                kind = kind.as_str(),
+                reservation = %object_name(kind, value),
+                "could not release a reservation; it is reclaimed when the value is next asked for"
+            );
         }
     }
 
-    /// Whether a reservation may be taken over: past its grace period, and its holder is gone.
-    async fn is_stale(&self, existing: &ConfigMap, holder: Option<&Holder>) -> Result<bool, kube::Error> {
+    /// Whether a reservation of `value` may be taken over: past its grace
+    /// period, and its holder is gone or no longer uses the value.
+    async fn is_stale(
+        &self,
+        existing: &ConfigMap,
+        holder: Option<&Holder>,
+        kind: Kind,
+        value: &str,
+    ) -> Result<bool, kube::Error> {
         let created = existing.metadata.creation_timestamp.as_ref().map(|t| t.0);
         let age = created.map(|t| jiff::Timestamp::now().duration_since(t));
         let past_grace = age.is_none_or(|age| age.as_secs() >= GRACE.as_secs() as i64);
         if !past_grace {
             return Ok(false);
         }
-        let exists = match holder {
-            Some(Holder::User(name)) => Api::<KiteUser>::all(self.client.clone()).get_opt(name).await?.is_some(),
+        let uses = match holder {
+            Some(Holder::User(name)) => Api::<KiteUser>::all(self.client.clone())
+                .get_opt(name)
+                .await?
+                .is_some_and(|user| user_uses(&user, kind, value)),
             Some(Holder::Vm { namespace, name }) => {
-                Api::<KiteVirtualMachine>::namespaced(self.client.clone(), namespace).get_opt(name).await?.is_some()
+                Api::<KiteVirtualMachine>::namespaced(self.client.clone(), namespace)
+                    .get_opt(name)
+                    .await?
+                    .is_some_and(|vm| machine_uses(&vm, kind, value))
             }
             None => false,
         };
-        Ok(!exists)
+        Ok(!uses)
+    }
+}
+
+/// Whether `user` still has `value` of `kind` (the first admin's stays with them).
+fn user_uses(user: &KiteUser, kind: Kind, value: &str) -> bool {
+    match kind {
+        Kind::Email => user.spec.email.to_lowercase() == value,
+        Kind::Username => user.spec.username.to_lowercase() == value,
+        Kind::FirstAdmin => true,
+        Kind::SshId | Kind::DomainPrefix => false,
+    }
+}
+
+/// Whether `vm` still has `value` of `kind`.
+fn machine_uses(vm: &KiteVirtualMachine, kind: Kind, value: &str) -> bool {
+    match kind {
+        Kind::SshId => vm.spec.ssh_id == value,
+        Kind::DomainPrefix => vm.spec.domain_prefix.as_deref() == Some(value),
+        Kind::Email | Kind::Username | Kind::FirstAdmin => false,
     }
 }
 
@@ -226,6 +271,30 @@ mod tests {
         assert!(a.len() <= 63 && a.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'), "{a}");
         assert_ne!(a, object_name(Kind::DomainPrefix, "_alice"));
         assert_ne!(a, object_name(Kind::SshId, "alice"));
+    }
+
+    #[test]
+    fn a_holder_that_changed_a_value_no_longer_uses_the_old_one() {
+        use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+        use kite_core::api::{KiteVirtualMachineSpec, PowerState};
+        let vm = KiteVirtualMachine::new(
+            "web",
+            KiteVirtualMachineSpec {
+                cpu: 1,
+                memory: Quantity("1Gi".into()),
+                disk: Quantity("20Gi".into()),
+                image: "ubuntu-22.04".into(),
+                power_state: PowerState::On,
+                domain_prefix: Some("new".into()),
+                ssh_id: "alice".into(),
+                ssh_password_hash: None,
+                delete: false,
+            },
+        );
+        assert!(machine_uses(&vm, Kind::DomainPrefix, "new"));
+        assert!(!machine_uses(&vm, Kind::DomainPrefix, "old"), "a prefix given up is reclaimable");
+        assert!(machine_uses(&vm, Kind::SshId, "alice"));
+        assert!(!machine_uses(&vm, Kind::Email, "alice"));
     }
 
     #[test]

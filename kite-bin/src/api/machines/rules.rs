@@ -1,8 +1,8 @@
 //! What a machine may be: the sizes each level may ask for, the images
 //! that can be used, and how users reach a machine over SSH.
 
-use super::error::ApiError;
-use super::models::Connection;
+use crate::api::error::ApiError;
+use crate::api::models::Connection;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kite_core::api::{GatewayPhase, KitePlatform, KitePlatformSpec, KiteVirtualMachine};
 
