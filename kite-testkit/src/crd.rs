@@ -3,7 +3,7 @@
 //! and its objects go.
 
 use crate::registry::{ResourceKey, ResourceType};
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::status::{ApiError, Cause};
 use crate::validation::ObjectSchema;
 use serde_json::{Value, json};

@@ -36,6 +36,7 @@
 
 mod apply;
 mod builtins;
+mod config;
 mod crd;
 mod discovery;
 mod error;
@@ -44,6 +45,7 @@ pub mod fixtures;
 mod handlers;
 pub mod kubeconfig;
 mod lifecycle;
+mod list_kind;
 mod meta;
 mod openapi;
 pub mod openssh;
@@ -54,6 +56,7 @@ mod registry;
 mod selector;
 mod server;
 pub mod sim;
+mod state;
 mod status;
 mod store;
 mod table;
@@ -62,6 +65,7 @@ mod validation;
 mod watch;
 mod write;
 
+pub use config::Config;
 pub use error::Error;
 pub use faults::{Fault, RequestRecord, Verb};
-pub use server::{Builder, Config, FakeApiServer};
+pub use server::{Builder, FakeApiServer};

@@ -4,7 +4,7 @@
 
 use crate::meta;
 use crate::registry::{ResourceKey, ResourceType};
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::status::ApiError;
 use crate::store::{ObjectKey, Store};
 use serde_json::{Value, json};

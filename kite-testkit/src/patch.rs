@@ -1,7 +1,8 @@
 //! The patch formats of PATCH requests other than server-side apply: JSON
 //! merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch.
 
-use crate::registry::{ListKind, ResourceType};
+use crate::list_kind::ListKind;
+use crate::registry::ResourceType;
 use crate::status::ApiError;
 use serde_json::{Map, Value};
 

@@ -3,7 +3,7 @@
 
 use crate::registry::ResourceType;
 use crate::selector::{FieldSelector, LabelSelector, labels_of};
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::status::ApiError;
 use base64::Engine;
 use serde_json::{Value, json};

@@ -1,6 +1,8 @@
-//! The resource types the fake API server serves: the built-in kinds, and
-//! the kinds of CustomResourceDefinitions created at run time.
+//! The resource types the fake API server serves: the built-in kinds (given
+//! by the caller, from `builtins`), and the kinds of CustomResourceDefinitions
+//! created at run time.
 
+use crate::list_kind::ListKind;
 use crate::validation::ObjectSchema;
 use serde_json::Value;
 use std::sync::Arc;
@@ -13,17 +15,6 @@ pub struct ResourceKey {
     pub group: String,
     /// The plural resource name, for example `configmaps`.
     pub plural: String,
-}
-
-/// How a list field merges under server-side apply and strategic merge.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ListKind {
-    /// Replaced as a whole.
-    Atomic,
-    /// A set of scalars.
-    Set,
-    /// A map of objects keyed by these fields.
-    Map(Vec<String>),
 }
 
 /// One served resource type.
@@ -115,9 +106,9 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// A registry of the built-in kinds.
-    pub fn with_builtins() -> Self {
-        Self { types: crate::builtins::all().into_iter().map(Arc::new).collect() }
+    /// A registry that serves `types`, for example the built-in kinds.
+    pub fn new(types: impl IntoIterator<Item = ResourceType>) -> Self {
+        Self { types: types.into_iter().map(Arc::new).collect() }
     }
 
     /// Every served type.

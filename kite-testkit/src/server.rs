@@ -1,70 +1,19 @@
-//! The fake API server: its state, and the handle tests hold.
+//! The handle tests hold, [`FakeApiServer`], and its [`Builder`]. The state
+//! behind the handle is in the `state` module.
 
+use crate::config::Config;
 use crate::faults::{Fault, Faults, RequestRecord};
 use crate::registry::Registry;
+use crate::state::Inner;
 use crate::status::ApiError;
 use crate::store::Store;
-use crate::validation::ObjectSchema;
-use crate::{Error, handlers};
+use crate::{Error, builtins, handlers};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::net::TcpListener;
-
-/// How the fake server behaves.
-#[derive(Clone, Debug)]
-pub struct Config {
-    /// How long a deleted namespace stays `Terminating` before its objects
-    /// are removed; make it long to reproduce a reinstall racing the deletion.
-    pub namespace_termination: Duration,
-    /// How many events the server keeps for watches; older versions get `410 Gone`.
-    pub event_log_limit: usize,
-    /// How often a watch that asked for bookmarks gets one.
-    pub bookmark_interval: Duration,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            namespace_termination: Duration::from_millis(200),
-            event_log_limit: 100_000,
-            bookmark_interval: Duration::from_secs(1),
-        }
-    }
-}
-
-pub(crate) struct Inner {
-    pub store: Mutex<Store>,
-    pub registry: RwLock<Registry>,
-    pub faults: Mutex<Faults>,
-    pub config: Config,
-    /// Schemas that replace a CRD's own for validation, by (group, kind):
-    /// the strict upstream KubeVirt and CDI schemas.
-    pub schema_overrides: HashMap<(String, String), Arc<ObjectSchema>>,
-    /// Bumped to end every open watch.
-    pub watch_drops: tokio::sync::watch::Sender<u64>,
-    pub runtime: tokio::runtime::Handle,
-}
-
-impl Inner {
-    pub fn store(&self) -> MutexGuard<'_, Store> {
-        self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    pub fn faults(&self) -> MutexGuard<'_, Faults> {
-        self.faults.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    pub fn registry(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
-        self.registry.read().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    pub fn registry_mut(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
-        self.registry.write().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
 
 /// Builds a [`FakeApiServer`].
 #[derive(Debug, Default)]
@@ -100,7 +49,7 @@ impl Builder {
         let server = FakeApiServer {
             inner: Arc::new(Inner {
                 store: Mutex::new(Store::new(self.config.event_log_limit)),
-                registry: RwLock::new(Registry::with_builtins()),
+                registry: RwLock::new(Registry::new(builtins::all())),
                 faults: Mutex::new(Faults::default()),
                 config: self.config,
                 schema_overrides: crate::upstream::strict_schemas(),
@@ -162,7 +111,7 @@ impl FakeApiServer {
 
     /// The server as an axum router, to serve or to call in-process.
     pub fn router(&self) -> axum::Router {
-        handlers::router(self.clone())
+        handlers::router(Arc::clone(&self.inner))
     }
 
     /// A `kube::Client` that talks to this server in-process, with no socket.
@@ -229,7 +178,7 @@ impl FakeApiServer {
 
     /// Ends every open watch stream, as a restarting API server would.
     pub fn drop_watches(&self) {
-        self.inner.watch_drops.send_modify(|generation| *generation += 1);
+        self.inner.drop_watches();
     }
 
     /// Forgets the event log, so a watch from any earlier resourceVersion gets `410 Gone`.

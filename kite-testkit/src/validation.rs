@@ -3,7 +3,7 @@
 //! structural checks (types, enums, patterns, ranges, required fields) and
 //! the CEL rules (`x-kubernetes-validations`).
 
-use crate::registry::ListKind;
+use crate::list_kind::ListKind;
 use crate::status::Cause;
 use kube::core::cel::{CompiledSchema, Validator, apply_defaults, compile_schema};
 use serde_json::{Map, Value};

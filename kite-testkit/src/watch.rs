@@ -4,7 +4,7 @@
 
 use crate::read::Selectors;
 use crate::registry::ResourceType;
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::status::ApiError;
 use crate::store::{Event, EventKind};
 use crate::table;

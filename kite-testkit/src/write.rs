@@ -5,7 +5,7 @@ use crate::apply::{self, Writer};
 use crate::lifecycle;
 use crate::meta;
 use crate::registry::ResourceType;
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::status::{ApiError, Cause};
 use crate::store::{ObjectKey, Store};
 use serde_json::{Value, json};

@@ -1,7 +1,8 @@
 //! Field sets: which fields a manager owns, in the `FieldsV1` shape of
 //! `metadata.managedFields` (`{"f:spec": {"f:replicas": {}}}`).
 
-use crate::registry::{ListKind, ResourceType};
+use crate::list_kind::ListKind;
+use crate::registry::ResourceType;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 

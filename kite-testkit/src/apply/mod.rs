@@ -12,7 +12,8 @@ mod fieldset;
 pub use fieldset::FieldSet;
 use fieldset::{fields_of, remove_at, value_at};
 
-use crate::registry::{ListKind, ResourceType};
+use crate::list_kind::ListKind;
+use crate::registry::ResourceType;
 use crate::status::ApiError;
 use serde_json::{Map, Value, json};
 

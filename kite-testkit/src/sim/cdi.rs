@@ -4,7 +4,7 @@
 use super::{
     FAIL_ANNOTATION, Rules, SimulationConfig, condition, find, name_of, namespace_of, objects, owner_reference, write,
 };
-use crate::server::Inner;
+use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;
 

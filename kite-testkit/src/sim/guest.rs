@@ -11,8 +11,9 @@
 //! Secret, its cloud-init, its Service selector) is thereby checked by a
 //! real SSH login.
 
-use crate::server::{FakeApiServer, Inner};
+use crate::server::FakeApiServer;
 use crate::sim::{find, name_of, namespace_of, objects};
+use crate::state::Inner;
 use base64::Engine;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};

@@ -5,7 +5,7 @@ use super::{
     Rules, STUCK_ANNOTATION, SimulationConfig, condition, delete, find, name_of, namespace_of, objects,
     owner_reference, write,
 };
-use crate::server::Inner;
+use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;
 

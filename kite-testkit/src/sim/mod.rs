@@ -29,7 +29,7 @@ mod service_lb;
 
 pub use guest::{GuestConfig, Guests, sshd_path, start_guests};
 
-use crate::server::Inner;
+use crate::state::Inner;
 use crate::write::{PatchKind, WriteCtx};
 use crate::{Error, FakeApiServer};
 use serde_json::{Value, json};

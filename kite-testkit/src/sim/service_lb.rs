@@ -2,8 +2,8 @@
 //! Service gets the configured address as its ingress, so what waits for an
 //! external address (the gateway's exposure) sees one.
 
-use crate::server::Inner;
 use crate::sim::{name_of, namespace_of, objects, write};
+use crate::state::Inner;
 use serde_json::json;
 use std::sync::Arc;
 

@@ -1,0 +1,74 @@
+//! The HTTP surface: one handler that reads the path as the API server
+//! does, answers version, health, discovery and OpenAPI itself, and hands
+//! resource requests to `resource` and the test controls under `/testkit/`
+//! to `controls`.
+
+mod controls;
+mod delete;
+mod resource;
+mod verbs;
+
+use crate::path::{self, Route};
+use crate::state::Inner;
+use crate::status::ApiError;
+use crate::{discovery, openapi};
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::{HeaderMap, Method, StatusCode, Uri};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The router of a fake API server.
+pub fn router(inner: Arc<Inner>) -> Router {
+    Router::new().fallback(handle).with_state(inner)
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (status, [(http::header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// The answer for a path or resource the server does not serve.
+fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "NotFound", "the server could not find the requested resource")
+}
+
+async fn handle(
+    State(inner): State<Arc<Inner>>,
+    method: Method,
+    uri: Uri,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let route = path::parse(uri.path(), &inner.registry());
+    let registry = || inner.registry();
+    let found = |doc: Option<Value>| match doc {
+        Some(doc) => json_response(StatusCode::OK, &doc),
+        None => not_found().into_response(),
+    };
+    match route {
+        Route::Version => json_response(StatusCode::OK, &discovery::version()),
+        Route::Health => (StatusCode::OK, "ok").into_response(),
+        Route::CoreVersions => json_response(StatusCode::OK, &discovery::core_versions()),
+        Route::CoreResources => found(discovery::resources(&registry(), "", "v1")),
+        Route::Groups => json_response(StatusCode::OK, &discovery::groups(&registry())),
+        Route::Group(group) => found(discovery::group(&registry(), &group)),
+        Route::GroupResources(group, version) => found(discovery::resources(&registry(), &group, &version)),
+        Route::OpenApi(path) if path == "v2" => {
+            (StatusCode::OK, [(http::header::CONTENT_TYPE, openapi::V2_PROTOBUF)], Bytes::new()).into_response()
+        }
+        Route::OpenApi(path) if path == "v3" => json_response(StatusCode::OK, &openapi::v3_root(&registry())),
+        Route::OpenApi(path) => {
+            found(path.strip_prefix("v3/").and_then(|gv| openapi::v3_group_version(&registry(), gv)))
+        }
+        Route::NotFound => found(None),
+        Route::Testkit(what) => controls::answer(&inner, &method, &what, &body),
+        Route::Resource(path) => match resource::answer(&inner, &method, path, &query, &headers, &body).await {
+            Ok(response) => response,
+            Err(error) => error.into_response(),
+        },
+    }
+}

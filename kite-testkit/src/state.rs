@@ -1,0 +1,58 @@
+//! The shared state of a fake API server, [`Inner`]: the object store, the
+//! served types, the injected faults and the configuration. Every request
+//! handler, the lifecycle and the simulation work on it; it depends on none
+//! of them.
+
+use crate::config::Config;
+use crate::faults::Faults;
+use crate::registry::Registry;
+use crate::store::Store;
+use crate::validation::ObjectSchema;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// The state behind every clone of a `FakeApiServer`.
+pub(crate) struct Inner {
+    /// The stored objects and their event log.
+    pub store: Mutex<Store>,
+    /// The served resource types.
+    pub registry: RwLock<Registry>,
+    /// The injected faults, the latency and the request log.
+    pub faults: Mutex<Faults>,
+    /// How the server behaves.
+    pub config: Config,
+    /// Schemas that replace a CRD's own for validation, by (group, kind):
+    /// the strict upstream KubeVirt and CDI schemas.
+    pub schema_overrides: HashMap<(String, String), Arc<ObjectSchema>>,
+    /// Bumped to end every open watch.
+    pub watch_drops: tokio::sync::watch::Sender<u64>,
+    /// The runtime background tasks (listeners, deletions, simulations) run on.
+    pub runtime: tokio::runtime::Handle,
+}
+
+impl Inner {
+    /// The store, locked; a poisoned lock is taken over, as the store stays consistent.
+    pub fn store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The faults and request log, locked.
+    pub fn faults(&self) -> MutexGuard<'_, Faults> {
+        self.faults.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The served types, for reading.
+    pub fn registry(&self) -> RwLockReadGuard<'_, Registry> {
+        self.registry.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The served types, for changing.
+    pub fn registry_mut(&self) -> RwLockWriteGuard<'_, Registry> {
+        self.registry.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Ends every open watch stream, as a restarting API server would.
+    pub fn drop_watches(&self) {
+        self.watch_drops.send_modify(|generation| *generation += 1);
+    }
+}
