@@ -15,9 +15,13 @@
 //! kite_bin::run(cli)?;
 //! # Ok::<(), anyhow::Error>(())
 //! ```
+//!
+//! The HTTP application is public ([`api::state()`] and [`api::app`]), so it
+//! can be driven in-process with `tower::ServiceExt::oneshot`, without a
+//! listener (see `tests/api_in_process.rs`).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-mod api;
+pub mod api;
 mod cluster;
 mod controller;
 mod crds;

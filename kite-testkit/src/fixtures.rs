@@ -90,6 +90,16 @@ impl VmBuilder {
         self.0.spec.ssh_id = ssh_id.into();
         self
     }
+    /// With this domain prefix.
+    pub fn with_domain_prefix(mut self, prefix: &str) -> Self {
+        self.0.spec.domain_prefix = Some(prefix.into());
+        self
+    }
+    /// With no domain prefix.
+    pub fn without_domain_prefix(mut self) -> Self {
+        self.0.spec.domain_prefix = None;
+        self
+    }
     /// With this password hash.
     pub fn with_password_hash(mut self, hash: &str) -> Self {
         self.0.spec.ssh_password_hash = Some(hash.into());

@@ -7,7 +7,7 @@
 //!
 //! | module | job |
 //! |---|---|
-//! | [`state`] | what handlers share, with the watch-fed caches ([`kite_core::cache`]) |
+//! | [`state`](mod@state) | what handlers share, with the watch-fed caches ([`kite_core::cache`]) |
 //! | [`session`] | signed session tokens and their cookies |
 //! | [`auth`] | the signed-in [`auth::Caller`], CSRF and same-origin checks |
 //! | [`reservation`] | race-free unique names |

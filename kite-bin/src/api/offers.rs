@@ -1,13 +1,13 @@
 //! The offer service: when an offer can be claimed, and claiming it (its
-//! machine is created through [`machines`](crate::api::machines)).
+//! machine is created through [`machines`]).
 
 use crate::api::auth::Caller;
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::machines::{self, plan::Planned, rules};
+use crate::api::machines::plan::{Planned, Size};
+use crate::api::machines::{self, rules};
 use crate::api::state::AppState;
 use kite_core::api::{
-    KitePlatform, KitePlatformSpec, KiteVirtualMachine, KiteVirtualMachineOffer, KiteVirtualMachineSpec, OfferPhase,
-    PLATFORM_NAME, PowerState,
+    KitePlatform, KitePlatformSpec, KiteVirtualMachine, KiteVirtualMachineOffer, OfferPhase, PLATFORM_NAME, PowerState,
 };
 use kite_core::key::key;
 use kite_core::required::Required;
@@ -62,7 +62,7 @@ pub fn plan(
     if !is_open(offer) {
         return Err(ApiError::conflict("this offer has expired"));
     }
-    let (name, domain_prefix) = machines::plan::identity(
+    let identity = machines::plan::identity(
         request.vm_name.as_deref(),
         &request.ssh_id,
         request.domain_prefix.as_deref(),
@@ -74,20 +74,8 @@ pub fn plan(
     } else {
         offer.spec.disk.clone()
     };
-    Ok(Planned {
-        name,
-        spec: KiteVirtualMachineSpec {
-            cpu: offer.spec.cpu,
-            memory: offer.spec.memory.clone(),
-            disk,
-            image,
-            power_state: request.power_state.unwrap_or(PowerState::On),
-            domain_prefix,
-            ssh_id: request.ssh_id.clone(),
-            ssh_password_hash: None,
-            delete: false,
-        },
-    })
+    let size = Size { cpu: offer.spec.cpu, memory: offer.spec.memory.clone(), disk };
+    Ok(Planned::new(identity, &request.ssh_id, image, size, request.power_state))
 }
 
 async fn set_phase(

@@ -89,26 +89,10 @@ pub(crate) fn allows(users: &Cache<KiteUser>, namespace: &str, key: &PublicKey) 
 mod tests {
     use super::*;
     use ::kube::runtime::watcher::Event;
-    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-    use kite_core::api::{KiteVirtualMachineSpec, PowerState};
+    use kite_testkit::fixtures::a_vm;
 
     fn vm(name: &str, ssh_id: &str) -> KiteVirtualMachine {
-        let mut vm = KiteVirtualMachine::new(
-            name,
-            KiteVirtualMachineSpec {
-                cpu: 1,
-                memory: Quantity("1Gi".into()),
-                disk: Quantity("20Gi".into()),
-                image: "ubuntu-22.04".into(),
-                power_state: PowerState::On,
-                domain_prefix: None,
-                ssh_id: ssh_id.into(),
-                ssh_password_hash: None,
-                delete: false,
-            },
-        );
-        vm.metadata.namespace = Some("ns".into());
-        vm
+        a_vm(name).with_ssh_id(ssh_id).in_namespace("ns").build()
     }
 
     fn found(index: &Cache<KiteVirtualMachine>, ssh_id: &str) -> Option<String> {

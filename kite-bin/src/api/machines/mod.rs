@@ -9,7 +9,7 @@
 //! | this module | the writes: uniqueness, reservations, hashing, the API server |
 //!
 //! A write is made under reservations taken through
-//! [`Claims`](crate::api::reservation::Claims), which are given back when
+//! [`Claims`], which are given back when
 //! the write fails.
 
 pub mod plan;

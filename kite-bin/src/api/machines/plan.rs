@@ -19,6 +19,42 @@ pub struct Planned {
     pub spec: KiteVirtualMachineSpec,
 }
 
+/// A machine's size.
+pub struct Size {
+    /// Virtual CPUs.
+    pub cpu: u32,
+    /// Memory.
+    pub memory: Quantity,
+    /// Disk.
+    pub disk: Quantity,
+}
+
+impl Planned {
+    /// A running (unless `power` says otherwise) machine `name` of `image` and `size`.
+    pub fn new(
+        (name, domain_prefix): (String, Option<String>),
+        ssh_id: &str,
+        image: String,
+        size: Size,
+        power: Option<PowerState>,
+    ) -> Self {
+        Planned {
+            name,
+            spec: KiteVirtualMachineSpec {
+                cpu: size.cpu,
+                memory: size.memory,
+                disk: size.disk,
+                image,
+                power_state: power.unwrap_or(PowerState::On),
+                domain_prefix,
+                ssh_id: ssh_id.to_string(),
+                ssh_password_hash: None,
+                delete: false,
+            },
+        }
+    }
+}
+
 /// The name, `sshId` and `domainPrefix` of a new machine, checked; a name is made up when none is given.
 pub fn identity(
     name: Option<&str>,
@@ -49,7 +85,7 @@ pub fn create(
     spec: &KitePlatformSpec,
     platform: Option<&KitePlatform>,
 ) -> ApiResult<Planned> {
-    let (name, domain_prefix) =
+    let identity =
         identity(request.name.as_deref(), &request.ssh_id, request.domain_prefix.as_deref(), &request.ssh_password)?;
     let (image, image_size) = rules::ready_image(request.image.as_deref(), spec, platform)?;
     let (cpu, memory, disk) = if level == AccessLevel::User {
@@ -73,20 +109,7 @@ pub fn create(
         let disk_text = request.disk.as_ref().map_or(USER_LEVEL_DISK.to_string(), SizeInput::text);
         (cpu, memory, validate::disk(&disk_text, Some(&image_size))?)
     };
-    Ok(Planned {
-        name,
-        spec: KiteVirtualMachineSpec {
-            cpu,
-            memory,
-            disk,
-            image,
-            power_state: request.power_state.unwrap_or(PowerState::On),
-            domain_prefix,
-            ssh_id: request.ssh_id.clone(),
-            ssh_password_hash: None,
-            delete: false,
-        },
-    })
+    Ok(Planned::new(identity, &request.ssh_id, image, Size { cpu, memory, disk }, request.power_state))
 }
 
 /// What happens to a machine's `domainPrefix`.
@@ -172,22 +195,16 @@ pub fn change(vm: &KiteVirtualMachine, level: AccessLevel, request: PatchVm) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kite_testkit::fixtures::a_vm;
 
+    /// A machine with 2 CPUs, 4Gi and a 25Gi disk, and this prefix.
     fn machine(prefix: Option<&str>) -> KiteVirtualMachine {
-        KiteVirtualMachine::new(
-            "web",
-            KiteVirtualMachineSpec {
-                cpu: 2,
-                memory: Quantity("4Gi".into()),
-                disk: Quantity("25Gi".into()),
-                image: "ubuntu-22.04".into(),
-                power_state: PowerState::On,
-                domain_prefix: prefix.map(str::to_string),
-                ssh_id: "alice".into(),
-                ssh_password_hash: None,
-                delete: false,
-            },
-        )
+        let vm = a_vm("web").sized(2, "4Gi").with_disk("25Gi");
+        match prefix {
+            Some(prefix) => vm.with_domain_prefix(prefix),
+            None => vm.without_domain_prefix(),
+        }
+        .build()
     }
 
     #[test]

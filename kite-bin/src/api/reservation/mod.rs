@@ -275,22 +275,7 @@ mod tests {
 
     #[test]
     fn a_holder_that_changed_a_value_no_longer_uses_the_old_one() {
-        use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-        use kite_core::api::{KiteVirtualMachineSpec, PowerState};
-        let vm = KiteVirtualMachine::new(
-            "web",
-            KiteVirtualMachineSpec {
-                cpu: 1,
-                memory: Quantity("1Gi".into()),
-                disk: Quantity("20Gi".into()),
-                image: "ubuntu-22.04".into(),
-                power_state: PowerState::On,
-                domain_prefix: Some("new".into()),
-                ssh_id: "alice".into(),
-                ssh_password_hash: None,
-                delete: false,
-            },
-        );
+        let vm = kite_testkit::fixtures::a_vm("web").with_domain_prefix("new").with_ssh_id("alice").build();
         assert!(machine_uses(&vm, Kind::DomainPrefix, "new"));
         assert!(!machine_uses(&vm, Kind::DomainPrefix, "old"), "a prefix given up is reclaimable");
         assert!(machine_uses(&vm, Kind::SshId, "alice"));

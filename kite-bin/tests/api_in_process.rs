@@ -1,0 +1,69 @@
+//! The API tested in-process, as axum's own examples do: the application
+//! `kite api` serves, built from its library and driven with
+//! `Router::oneshot`, on kite-testkit's API server, with no listener and no
+//! child process.
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::connect_info::MockConnectInfo;
+use axum::http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use k8s_openapi::api::core::v1::Namespace;
+use kite_bin::api::{Options, app, state};
+use kite_testkit::FakeApiServer;
+use kube::Api;
+use kube::api::PostParams;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::time::Duration;
+use tower::ServiceExt;
+
+async fn application() -> (FakeApiServer, Router) {
+    let server = FakeApiServer::new().unwrap();
+    for crd in kite_core::api::crds() {
+        server.install_crd(&crd).unwrap();
+    }
+    let client = server.client();
+    let mut namespace = Namespace::default();
+    namespace.metadata.name = Some("kite".into());
+    Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &namespace).await.unwrap();
+    let state = state(client, "kite", Options { secure_cookies: false, trusted_proxies: Vec::new() }).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !state.synced() {
+        assert!(tokio::time::Instant::now() < deadline, "the caches did not sync within 10 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let peer: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+    (server, app(state).unwrap().layer(MockConnectInfo(peer)))
+}
+
+async fn call(app: &Router, request: Request<Body>) -> (StatusCode, Value) {
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+fn post(path: &str, body: Value) -> Request<Body> {
+    Request::post(path).header(header::CONTENT_TYPE, "application/json").body(Body::from(body.to_string())).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_up_sign_in_and_ask_who_i_am_without_a_listener() {
+    let (_server, app) = application().await;
+    let signup = json!({ "username": "root", "email": "root@example.org", "password": "root-password" });
+    let (status, answer) = call(&app, post("/api/v1/auth/signup", signup)).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(answer["user"]["access_level"], 3, "the first account is an admin: {answer}");
+    let login = json!({ "email": "root@example.org", "password": "root-password" });
+    let (status, answer) = call(&app, post("/api/v1/auth/login", login)).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let token = answer["token"].as_str().unwrap().to_string();
+    let me = Request::get("/api/v1/me").header(header::AUTHORIZATION, format!("Bearer {token}")).body(Body::empty());
+    let (status, answer) = call(&app, me.unwrap()).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["user"]["username"], "root");
+    let (status, answer) = call(&app, Request::get("/api/v1/me").body(Body::empty()).unwrap()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "no session, no answer: {answer}");
+    assert!(answer["message"].as_str().is_some_and(|m| !m.is_empty()), "{answer}");
+}
