@@ -1,6 +1,6 @@
 //! The built-in kinds the fake server serves, as a real one would.
 
-use crate::registry::ResourceType;
+use crate::registry::{ResourceType, ScalePaths};
 
 /// Merge keys of the list fields of built-in kinds that are list-maps.
 const POD_LISTS: &[(&str, &[&str])] = &[
@@ -23,6 +23,7 @@ struct Spec {
     short: &'static [&'static str],
     status: bool,
     generation: bool,
+    scale: bool,
     lists: &'static [(&'static str, &'static [&'static str])],
 }
 
@@ -34,7 +35,18 @@ const fn spec(
     namespaced: bool,
     short: &'static [&'static str],
 ) -> Spec {
-    Spec { group, version, kind, plural, namespaced, short, status: false, generation: false, lists: NONE }
+    Spec {
+        group,
+        version,
+        kind,
+        plural,
+        namespaced,
+        short,
+        status: false,
+        generation: false,
+        scale: false,
+        lists: NONE,
+    }
 }
 
 impl Spec {
@@ -44,6 +56,12 @@ impl Spec {
     }
     const fn with_generation(mut self) -> Self {
         self.generation = true;
+        self
+    }
+    /// With the `scale` subresource of the workloads: `spec.replicas`,
+    /// `status.replicas`, the selector from `spec.selector`.
+    const fn with_scale(mut self) -> Self {
+        self.scale = true;
         self
     }
     const fn with_lists(mut self, lists: &'static [(&'static str, &'static [&'static str])]) -> Self {
@@ -74,6 +92,7 @@ const BUILTINS: &[Spec] = &[
     spec("apps", "v1", "Deployment", "deployments", true, &["deploy"])
         .with_status()
         .with_generation()
+        .with_scale()
         .with_lists(POD_LISTS),
     spec("coordination.k8s.io", "v1", "Lease", "leases", true, &[]),
     spec(
@@ -127,6 +146,7 @@ pub fn all() -> Vec<ResourceType> {
             schema: None,
             printer_columns: Vec::new(),
             crd_name: None,
+            scale: s.scale.then(ScalePaths::workload),
             list_fields: s.lists,
         })
         .collect()

@@ -2,7 +2,7 @@
 //! its schema, status subresource and printer columns; a deleted one stops,
 //! and its objects go.
 
-use crate::registry::{ResourceKey, ResourceType};
+use crate::registry::{ResourceKey, ResourceType, ScalePaths};
 use crate::state::Inner;
 use crate::status::{ApiError, Cause};
 use crate::validation::ObjectSchema;
@@ -45,6 +45,7 @@ pub fn resource_type(crd: &Value) -> Result<ResourceType, String> {
         short_names: strings(&names["shortNames"]),
         categories: strings(&names["categories"]),
         status_subresource: storage.get("subresources").and_then(|s| s.get("status")).is_some(),
+        scale: storage.get("subresources").and_then(|s| s.get("scale")).and_then(ScalePaths::from_crd),
         generation: true,
         schema,
         printer_columns: storage["additionalPrinterColumns"].as_array().cloned().unwrap_or_default(),

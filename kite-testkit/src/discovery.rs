@@ -39,6 +39,12 @@ fn resource_entries(resource: &ResourceType) -> Vec<Value> {
             "kind": resource.kind, "verbs": ["get", "patch", "update"]
         }));
     }
+    if resource.scale.is_some() {
+        entries.push(json!({
+            "name": format!("{}/scale", resource.plural), "singularName": "", "namespaced": resource.namespaced,
+            "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]
+        }));
+    }
     entries
 }
 

@@ -50,9 +50,12 @@ mod meta;
 mod openapi;
 pub mod openssh;
 mod patch;
+
 mod path;
+mod protobuf;
 mod read;
 mod registry;
+mod scale;
 mod selector;
 mod server;
 pub mod sim;

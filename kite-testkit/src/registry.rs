@@ -39,6 +39,8 @@ pub struct ResourceType {
     /// Whether `/status` is a subresource: then writes to the main resource
     /// ignore `status`, and writes to `/status` change only `status`.
     pub status_subresource: bool,
+    /// Where the `scale` subresource reads and writes, when the type has one.
+    pub scale: Option<ScalePaths>,
     /// Whether `metadata.generation` counts changes outside metadata and status.
     pub generation: bool,
     /// The schema objects are validated against, if any.
@@ -49,6 +51,40 @@ pub struct ResourceType {
     pub crd_name: Option<String>,
     /// Merge keys of list fields, by field name, for built-in kinds.
     pub list_fields: &'static [(&'static str, &'static [&'static str])],
+}
+
+/// The fields behind a type's `scale` subresource (an `autoscaling/v1`
+/// `Scale`), as JSON pointers; a CRD names them in `subresources.scale`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScalePaths {
+    /// The desired replicas, such as `/spec/replicas`.
+    pub spec_replicas: String,
+    /// The observed replicas, such as `/status/replicas`.
+    pub status_replicas: String,
+    /// Where the label selector is: text at this pointer; `None` reads the
+    /// `LabelSelector` at `/spec/selector`, as the workloads do.
+    pub label_selector: Option<String>,
+}
+
+impl ScalePaths {
+    /// Deployments, ReplicaSets and StatefulSets.
+    pub fn workload() -> Self {
+        Self {
+            spec_replicas: "/spec/replicas".into(),
+            status_replicas: "/status/replicas".into(),
+            label_selector: None,
+        }
+    }
+
+    /// From a CRD version's `subresources.scale` (`.spec.replicas` paths).
+    pub fn from_crd(scale: &Value) -> Option<Self> {
+        let pointer = |field: &str| scale.get(field).and_then(Value::as_str).map(|p| p.replace('.', "/"));
+        Some(Self {
+            spec_replicas: pointer("specReplicasPath")?,
+            status_replicas: pointer("statusReplicasPath")?,
+            label_selector: pointer("labelSelectorPath"),
+        })
+    }
 }
 
 impl ResourceType {

@@ -2,109 +2,20 @@
 //! get (JSON, printer columns, watch), patch, delete waiting on a
 //! finalizer, and a namespace going through Terminating.
 
+mod common;
+
+use common::kubectl::{require_kubectl, start_server};
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const NS: &str = "kite-user-ku-4f9a1c2e-7b3d-4e8a-9c1f-2d5e6a7b8c9d";
-
-/// The fake server's process, stopped when dropped.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-struct Kubectl {
-    kubeconfig: PathBuf,
-    cache: PathBuf,
-}
-
-impl Kubectl {
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new("kubectl");
-        command.arg("--kubeconfig").arg(&self.kubeconfig).arg("--cache-dir").arg(&self.cache).args(args);
-        command.current_dir(repo_root());
-        command
-    }
-
-    /// Runs kubectl with a 30 s bound; returns (success, stdout, stderr).
-    fn run(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
-        let mut child =
-            self.command(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-        if let Some(input) = stdin {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-        } else {
-            drop(child.stdin.take());
-        }
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("kubectl {args:?} did not finish within 30s");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let output = child.wait_with_output().unwrap();
-        (
-            output.status.success(),
-            String::from_utf8_lossy(&output.stdout).into(),
-            String::from_utf8_lossy(&output.stderr).into(),
-        )
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        self.ok_with(args, None)
-    }
-
-    fn ok_with(&self, args: &[&str], stdin: Option<&str>) -> String {
-        let (success, stdout, stderr) = self.run(args, stdin);
-        assert!(success, "kubectl {args:?} failed:\n{stdout}\n{stderr}");
-        stdout
-    }
-}
-
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn require_kubectl() {
-    let found = Command::new("kubectl").args(["version", "--client"]).output();
-    assert!(
-        found.is_ok_and(|o| o.status.success()),
-        "kubectl is missing: this test drives the real kubectl against kite-fake-apiserver; install kubectl"
-    );
-}
-
-fn start_server(dir: &Path) -> (Server, Kubectl) {
-    let kubeconfig = dir.join("kubeconfig");
-    let child = Command::new(env!("CARGO_BIN_EXE_kite-fake-apiserver"))
-        .args(["--listen", "127.0.0.1:0", "--kubeconfig-out"])
-        .arg(&kubeconfig)
-        .arg("--simulate")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let server = Server(child);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !kubeconfig.exists() {
-        assert!(Instant::now() < deadline, "kite-fake-apiserver wrote no kubeconfig within 10s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (server, Kubectl { kubeconfig, cache: dir.join("cache") })
-}
 
 #[test]
 fn kubectl_works_against_the_fake_api_server() {
     require_kubectl();
     let dir = tempfile::tempdir().unwrap();
-    let (_server, kubectl) = start_server(dir.path());
+    let (_server, kubectl) = start_server(dir.path(), &["--simulate"]);
 
     let out = kubectl.ok(&["apply", "-f", "deploy/crds/kite-crds.yaml"]);
     assert_eq!(out.matches("created").count(), 4, "{out}");

@@ -10,7 +10,7 @@ use crate::registry::ResourceType;
 use crate::state::Inner;
 use crate::status::ApiError;
 use crate::write::{FieldValidation, WriteCtx};
-use crate::{table, watch};
+use crate::{protobuf, table, watch};
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode};
@@ -29,16 +29,83 @@ pub(super) async fn answer(
     let resource = served_type(inner, &path)?;
     let verb = verb_of(method, &path, query)?;
     inject_faults(inner, record_of(verb, &resource, &path, query)).await?;
-    let as_table = negotiate(headers)?;
+    let api_version = resource.api_version(&path.version);
+    let body = read_body(&api_version, &resource.kind, headers, body)?;
+    let accept = headers.get(http::header::ACCEPT).and_then(|a| a.to_str().ok()).unwrap_or("");
+    let as_table = table::wants_table(accept);
     let mut ctx = write_ctx(&resource, &path, query, headers);
-    let request = Request { resource, path: &path, query, headers, body, as_table };
+    let request = Request { resource, path: &path, query, headers, body: &body, as_table };
     let mut response = dispatch(inner, verb, &request, &mut ctx)?;
     for warning in &ctx.warnings {
         if let Ok(value) = http::HeaderValue::from_str(&format!("299 - \"{}\"", warning.replace('"', "'"))) {
             response.headers_mut().append("Warning", value);
         }
     }
+    if verb != Verb::Watch && !as_table && protobuf::preferred(accept) {
+        response = as_protobuf(response).await;
+    }
     Ok(response)
+}
+
+/// The body as JSON: a protobuf body of a built-in kind is read into JSON,
+/// and must be of the kind of the URL; other bodies are as sent.
+/// Custom resources and CBOR have no such form: 415, as the API server says it.
+fn read_body(api_version: &str, kind: &str, headers: &HeaderMap, body: &Bytes) -> Result<Bytes, ApiError> {
+    let content_type = verbs::content_type(headers);
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    let unsupported = || {
+        ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {content_type:?})"
+            ),
+        )
+    };
+    if media == "application/cbor" {
+        return Err(unsupported());
+    }
+    if media != protobuf::MEDIA_TYPE || body.is_empty() {
+        return Ok(body.clone());
+    }
+    if !protobuf::has_message(api_version, kind) {
+        return Err(unsupported());
+    }
+    let object = protobuf::decode(body).map_err(|error| match error {
+        protobuf::ProtobufError::Unknown { .. } => unsupported(),
+        protobuf::ProtobufError::Malformed(problem) => {
+            ApiError::bad_request(format!("the protobuf body cannot be read: {problem}"))
+        }
+    })?;
+    let named = |field: &str| object.get(field).and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
+    if named("apiVersion") != api_version || named("kind") != kind {
+        return Err(ApiError::bad_request(format!(
+            "the body is a {} of {}, but the URL is for a {kind} of {api_version}",
+            named("kind"),
+            named("apiVersion")
+        )));
+    }
+    Ok(Bytes::from(object.to_string()))
+}
+
+/// A JSON answer re-encoded as protobuf, when its kind has a message
+/// (objects, their lists, `Status`); any other answer stays JSON, which
+/// every client that asks for protobuf also accepts.
+async fn as_protobuf(response: Response) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return Response::from_parts(parts, axum::body::Body::empty());
+    };
+    let encoded =
+        serde_json::from_slice::<serde_json::Value>(&bytes).ok().and_then(|json| protobuf::encode(&json).ok());
+    match encoded {
+        Some(encoded) => {
+            parts.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(protobuf::MEDIA_TYPE));
+            parts.headers.remove(http::header::CONTENT_LENGTH);
+            Response::from_parts(parts, axum::body::Body::from(encoded))
+        }
+        None => Response::from_parts(parts, axum::body::Body::from(bytes)),
+    }
 }
 
 /// The route checks: the type is served at this group, version and plural,
@@ -49,7 +116,7 @@ fn served_type(inner: &Inner, path: &ResourcePath) -> Result<Arc<ResourceType>, 
         return Err(not_found());
     }
     if let Some(sub) = &path.subresource
-        && !(sub == "status" && resource.status_subresource)
+        && !(sub == "status" && resource.status_subresource || sub == "scale" && resource.scale.is_some())
     {
         return Err(not_found());
     }
@@ -129,24 +196,6 @@ fn fault_error(fault: &Fault) -> ApiError {
     ApiError::new(code, reason, fault.message.clone())
 }
 
-/// The content negotiation: bodies are JSON or YAML only, as on an API
-/// server with protobuf off (clients fall back to JSON on 415); returns
-/// whether the client asked for a Table.
-fn negotiate(headers: &HeaderMap) -> Result<bool, ApiError> {
-    let content_type = verbs::content_type(headers);
-    if content_type.starts_with("application/vnd.kubernetes.protobuf") || content_type.starts_with("application/cbor") {
-        return Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "UnsupportedMediaType",
-            format!(
-                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {content_type:?})"
-            ),
-        ));
-    }
-    let accept = headers.get(http::header::ACCEPT).and_then(|a| a.to_str().ok()).unwrap_or("");
-    Ok(table::wants_table(accept))
-}
-
 /// The options of a write, from the query and headers.
 fn write_ctx(
     resource: &ResourceType,
@@ -185,6 +234,9 @@ fn field_manager(query: &HashMap<String, String>, headers: &HeaderMap) -> String
 
 /// Hands the request to the handler of its verb.
 fn dispatch(inner: &Arc<Inner>, verb: Verb, request: &Request, ctx: &mut WriteCtx) -> Result<Response, ApiError> {
+    if request.path.subresource.as_deref() == Some("scale") {
+        return verbs::scale(inner, verb, request, ctx);
+    }
     match verb {
         Verb::Get => verbs::get(inner, request),
         Verb::List => verbs::list(inner, request),

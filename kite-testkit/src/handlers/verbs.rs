@@ -2,8 +2,10 @@
 //! resource request that passed the route checks; and the request they share.
 
 use super::json_response;
+use crate::faults::Verb;
 use crate::path::ResourcePath;
 use crate::registry::ResourceType;
+use crate::scale::{self, ScaleChange};
 use crate::state::Inner;
 use crate::status::ApiError;
 use crate::write::{self, PatchKind, PatchRequest, WriteCtx};
@@ -118,4 +120,28 @@ pub(super) fn patch(inner: &Arc<Inner>, request: &Request, ctx: &mut WriteCtx) -
     let patch = PatchRequest { kind, body: &body, force };
     let patched = write::patch(inner, &request.resource, request.namespace(), request.name(), patch, ctx)?;
     Ok(json_response(StatusCode::OK, &patched))
+}
+
+/// The `scale` subresource: get, update and patch of the object's `Scale`.
+pub(super) fn scale(inner: &Arc<Inner>, verb: Verb, request: &Request, ctx: &WriteCtx) -> Result<Response, ApiError> {
+    let (resource, namespace, name) = (&request.resource, request.namespace(), request.name());
+    let scale = match verb {
+        Verb::Get => scale::get(inner, resource, namespace, name)?,
+        Verb::Update => {
+            scale::write(inner, resource, namespace, name, ScaleChange::Replace(parse_body(request.body, false)?), ctx)?
+        }
+        Verb::Patch => {
+            let content_type = content_type(request.headers);
+            let kind = PatchKind::from_content_type(content_type)
+                .ok_or_else(|| ApiError::unsupported_media_type(content_type))?;
+            let body = parse_body(request.body, false)?;
+            scale::write(inner, resource, namespace, name, ScaleChange::Patch(kind, &body), ctx)?
+        }
+        _ => {
+            return Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            ));
+        }
+    };
+    Ok(json_response(StatusCode::OK, &scale))
 }

@@ -1,6 +1,8 @@
 //! Builders shared by kite-testkit's tests.
 #![allow(dead_code)]
 
+pub mod kubectl;
+
 use kite_testkit::FakeApiServer;
 use kube::core::Status;
 use std::time::Duration;
