@@ -69,6 +69,16 @@ pub fn check_crd(resource: &ResourceType, object: &Value) -> Result<(), ApiError
         )
     };
     let served = resource_type(object).map_err(|e| invalid("spec", e))?;
+    let versions: Vec<&Value> =
+        object["spec"]["versions"].as_array().into_iter().flatten().map(|v| &v["name"]).collect();
+    for (i, stored) in object["status"]["storedVersions"].as_array().into_iter().flatten().enumerate() {
+        if !versions.contains(&stored) {
+            return Err(invalid(
+                &format!("status.storedVersions[{i}]"),
+                format!("Invalid value: {stored}: must appear in spec.versions"),
+            ));
+        }
+    }
     let expected = format!("{}.{}", served.plural, served.group);
     if name != expected {
         return Err(invalid(
@@ -92,28 +102,7 @@ pub fn after_write(inner: &Arc<Inner>, resource: &ResourceType, object: &Value) 
         return;
     }
     if !object["metadata"]["deletionTimestamp"].is_null() {
-        // A deleted CRD takes its objects with it, then goes.
-        remove_objects(inner, object);
-        let mut store = inner.store();
-        let key = (String::new(), name.to_string());
-        if let Some(current) = store.get(&resource.key(), &key).cloned() {
-            let mut finalized = current.clone();
-            let remaining: Vec<Value> = current["metadata"]["finalizers"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|f| f.as_str() != Some("customresourcecleanup.apiextensions.k8s.io"))
-                .cloned()
-                .collect();
-            if remaining.is_empty() {
-                store.remove(&resource.key(), &key);
-            } else {
-                finalized["metadata"]["finalizers"] = json!(remaining);
-                store.replace(&resource.key(), key, finalized);
-            }
-        }
-        drop(store);
-        withdraw(inner, name);
+        clean_up(inner, resource, name);
         return;
     }
     let served = match resource_type(object) {
@@ -127,13 +116,13 @@ pub fn after_write(inner: &Arc<Inner>, resource: &ResourceType, object: &Value) 
     let mut store = inner.store();
     let key = (String::new(), name.to_string());
     if let Some(current) = store.get(&resource.key(), &key).cloned() {
-        let storage: Vec<Value> = current["spec"]["versions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|v| v["storage"] == json!(true))
-            .map(|v| v["name"].clone())
-            .collect();
+        // Every version objects were ever stored in stays listed until a client removes it.
+        let mut storage: Vec<Value> = current["status"]["storedVersions"].as_array().cloned().unwrap_or_default();
+        for version in current["spec"]["versions"].as_array().into_iter().flatten() {
+            if version["storage"] == json!(true) && !storage.contains(&version["name"]) {
+                storage.push(version["name"].clone());
+            }
+        }
         let condition = |t: &str, reason: &str, message: &str| json!({"type": t, "status": "True", "reason": reason, "message": message, "lastTransitionTime": current["metadata"]["creationTimestamp"]});
         let status = json!({
             "acceptedNames": current["spec"]["names"],
@@ -155,15 +144,115 @@ fn withdraw(inner: &Arc<Inner>, crd_name: &str) {
     inner.registry_mut().withdraw(crd_name);
 }
 
-fn remove_objects(inner: &Arc<Inner>, crd: &Value) {
-    let (Some(group), Some(plural)) = (crd["spec"]["group"].as_str(), crd["spec"]["names"]["plural"].as_str()) else {
-        return;
-    };
-    let key = ResourceKey { group: group.to_string(), plural: plural.to_string() };
-    let mut store = inner.store();
-    let objects: Vec<_> = store.list(&key).map(|(k, _)| k.clone()).collect();
-    for object_key in objects {
-        store.remove(&key, &object_key);
+/// The finalizer the API server puts on a CRD being deleted, held until its objects are gone.
+pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+/// Whether `key` is the store of CustomResourceDefinitions.
+pub fn is_crd_key(key: &ResourceKey) -> bool {
+    key.group == "apiextensions.k8s.io" && key.plural == "customresourcedefinitions"
+}
+
+/// Whether the CRD that serves `resource` is being deleted (then its objects cannot be created).
+pub fn is_terminating(inner: &Inner, resource: &ResourceType) -> bool {
+    let Some(crd_name) = &resource.crd_name else { return false };
+    let key = ResourceKey { group: "apiextensions.k8s.io".into(), plural: "customresourcedefinitions".into() };
+    inner
+        .store()
+        .get(&key, &(String::new(), crd_name.clone()))
+        .is_some_and(|crd| !crd["metadata"]["deletionTimestamp"].is_null())
+}
+
+/// A deleted CRD, as apiextensions' finalizer controller handles it: the
+/// kind stays served while `Terminating` (`InstanceDeletionInProgress`), its
+/// objects are deleted (waiting on their finalizers), then the condition is
+/// `InstanceDeletionCompleted`, the cleanup finalizer goes, and with it the
+/// CRD and its kind.
+fn clean_up(inner: &Arc<Inner>, resource: &ResourceType, name: &str) {
+    if !delete_objects(inner, resource, name) {
+        let weak = Arc::downgrade(inner);
+        let (resource, name) = (resource.clone(), name.to_string());
+        inner.runtime.spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                let Some(inner) = weak.upgrade() else { return };
+                if delete_objects(&inner, &resource, &name) {
+                    return;
+                }
+            }
+        });
     }
-    crate::lifecycle::collect_garbage(inner, &mut store);
+}
+
+/// Marks the CRD `Terminating`, deletes its objects, and finishes the CRD
+/// once none remain; returns whether it did.
+fn delete_objects(inner: &Arc<Inner>, resource: &ResourceType, name: &str) -> bool {
+    let crd_key = (String::new(), name.to_string());
+    let Some(crd) = inner.store().get(&resource.key(), &crd_key).cloned() else {
+        withdraw(inner, name);
+        return true;
+    };
+    let (Some(group), Some(plural)) = (crd["spec"]["group"].as_str(), crd["spec"]["names"]["plural"].as_str()) else {
+        return true;
+    };
+    let objects_key = ResourceKey { group: group.to_string(), plural: plural.to_string() };
+    let mut store = inner.store();
+    let members: Vec<(crate::store::ObjectKey, bool)> =
+        store.list(&objects_key).map(|(k, v)| (k.clone(), !v["metadata"]["deletionTimestamp"].is_null())).collect();
+    for (object_key, deleting) in &members {
+        if !deleting {
+            // Gone already (a cascade) is not an error here.
+            let _ = crate::lifecycle::delete(
+                inner,
+                &mut store,
+                &objects_key,
+                object_key,
+                crate::lifecycle::DeleteOptions::BACKGROUND,
+            );
+        }
+    }
+    let remaining = store.list(&objects_key).count();
+    let (status, reason, message) = if remaining == 0 {
+        ("False", "InstanceDeletionCompleted", "removed all instances")
+    } else {
+        ("True", "InstanceDeletionInProgress", "CustomResource deletion is in progress")
+    };
+    let Some(current) = store.get(&resource.key(), &crd_key).cloned() else { return true };
+    let mut updated = current.clone();
+    set_condition(&mut updated, "Terminating", status, reason, message);
+    if remaining == 0 {
+        let finalizers: Vec<Value> = current["metadata"]["finalizers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|f| f.as_str() != Some(CLEANUP_FINALIZER))
+            .cloned()
+            .collect();
+        if finalizers.is_empty() {
+            store.remove(&resource.key(), &crd_key);
+            crate::lifecycle::collect_garbage(inner, &mut store);
+            drop(store);
+            withdraw(inner, name);
+            return true;
+        }
+        updated["metadata"]["finalizers"] = json!(finalizers);
+    }
+    if updated != current {
+        store.replace(&resource.key(), crd_key, updated);
+    }
+    remaining == 0
+}
+
+/// Sets a condition of `crd`'s status, keeping its transition time while its status stays.
+fn set_condition(crd: &mut Value, kind: &str, status: &str, reason: &str, message: &str) {
+    let conditions = crd["status"]["conditions"].as_array().cloned().unwrap_or_default();
+    let previous = conditions.iter().find(|c| c["type"] == kind);
+    let since = match previous {
+        Some(c) if c["status"] == status => c["lastTransitionTime"].clone(),
+        _ => json!(crate::meta::now()),
+    };
+    let mut kept: Vec<Value> = conditions.iter().filter(|c| c["type"] != kind).cloned().collect();
+    kept.push(
+        json!({"type": kind, "status": status, "reason": reason, "message": message, "lastTransitionTime": since}),
+    );
+    crd["status"]["conditions"] = json!(kept);
 }

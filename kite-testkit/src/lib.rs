@@ -41,6 +41,7 @@ mod crd;
 mod discovery;
 mod error;
 mod faults;
+mod field_validation;
 pub mod fixtures;
 mod handlers;
 pub mod kubeconfig;

@@ -8,7 +8,7 @@ use crate::state::Inner;
 use crate::status::ApiError;
 use crate::store::{ObjectKey, Store};
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Weak};
 
 /// `propagationPolicy`.
@@ -95,6 +95,9 @@ pub fn delete(
         return Ok(terminate_namespace(inner, store, key, object_key, object));
     }
     let mut held = finalizers(&object);
+    if crate::crd::is_crd_key(key) && !held.iter().any(|f| f == crate::crd::CLEANUP_FINALIZER) {
+        held.push(crate::crd::CLEANUP_FINALIZER.into());
+    }
     match policy {
         Propagation::Foreground if !held.iter().any(|f| f == FOREGROUND) => held.push(FOREGROUND.into()),
         Propagation::Orphan if !held.iter().any(|f| f == ORPHAN) => held.push(ORPHAN.into()),
@@ -131,11 +134,7 @@ fn terminate_namespace(
     let mut marked = object;
     marked["metadata"]["deletionTimestamp"] = json!(meta::now());
     marked["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-    marked["status"] = json!({"phase": "Terminating", "conditions": [{
-        "type": "NamespaceDeletionContentFailure", "status": "False", "reason": "ContentDeleted",
-        "message": "All content successfully deleted, may be waiting on finalization",
-        "lastTransitionTime": meta::now()
-    }]});
+    marked["status"] = json!({"phase": "Terminating", "conditions": namespace_conditions(&Remaining::default(), None)});
     let stored = store.replace(key, object_key.clone(), marked);
     let weak = Arc::downgrade(inner);
     let namespace = object_key.1.clone();
@@ -155,7 +154,7 @@ async fn finalize_namespace(weak: Weak<Inner>, namespace: String) {
             let types: Vec<Arc<ResourceType>> =
                 inner.registry().all().iter().filter(|t| t.namespaced).cloned().collect();
             let mut remaining = 0;
-            for resource in types {
+            for resource in &types {
                 let key = resource.key();
                 let members: Vec<(ObjectKey, bool)> = store
                     .list(&key)
@@ -170,6 +169,7 @@ async fn finalize_namespace(weak: Weak<Inner>, namespace: String) {
                     }
                 }
             }
+            report_remaining(&mut store, &types, &namespace);
             if remaining == 0 {
                 let key = ResourceKey { group: String::new(), plural: "namespaces".into() };
                 let object_key = (String::new(), namespace.clone());
@@ -194,6 +194,91 @@ async fn finalize_namespace(weak: Weak<Inner>, namespace: String) {
         }
         drop(inner);
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// What is left in a terminating namespace: objects by `<plural>.<group>`,
+/// and the finalizers holding them, with counts.
+#[derive(Default, PartialEq)]
+struct Remaining {
+    objects: BTreeMap<String, usize>,
+    finalizers: BTreeMap<String, usize>,
+}
+
+/// The conditions the namespace controller reports on a terminating
+/// namespace (`pkg/controller/namespace/deletion/status_condition_utils.go`),
+/// with the transition times of `previous` kept where a status is unchanged.
+fn namespace_conditions(remaining: &Remaining, previous: Option<&Value>) -> Value {
+    let listed = |counts: &BTreeMap<String, usize>, verb: &str| -> String {
+        counts.iter().map(|(name, n)| format!("{name} {verb} {n} resource instances")).collect::<Vec<_>>().join(", ")
+    };
+    let content = if remaining.objects.is_empty() {
+        ("False", "ContentRemoved", "All content successfully removed".to_string())
+    } else {
+        ("True", "SomeResourcesRemain", format!("Some resources are remaining: {}", listed(&remaining.objects, "has")))
+    };
+    let finalizers = if remaining.finalizers.is_empty() {
+        ("False", "ContentHasNoFinalizers", "All content-preserving finalizers finished".to_string())
+    } else {
+        (
+            "True",
+            "SomeFinalizersRemain",
+            format!("Some content in the namespace has finalizers remaining: {}", listed(&remaining.finalizers, "in")),
+        )
+    };
+    let now = meta::now();
+    let conditions = [
+        (
+            "NamespaceDeletionDiscoveryFailure",
+            ("False", "ResourcesDiscovered", "All resources successfully discovered".to_string()),
+        ),
+        (
+            "NamespaceDeletionGroupVersionParsingFailure",
+            ("False", "ParsedGroupVersions", "All legacy kube types successfully parsed".to_string()),
+        ),
+        (
+            "NamespaceDeletionContentFailure",
+            ("False", "ContentDeleted", "All content successfully deleted, may be waiting on finalization".to_string()),
+        ),
+        ("NamespaceContentRemaining", content),
+        ("NamespaceFinalizersRemaining", finalizers),
+    ];
+    let since = |kind: &str, status: &str| {
+        previous
+            .and_then(|p| p.as_array())
+            .and_then(|p| p.iter().find(|c| c["type"] == kind && c["status"] == status))
+            .map_or_else(|| json!(now), |c| c["lastTransitionTime"].clone())
+    };
+    Value::Array(
+        conditions
+            .into_iter()
+            .map(|(kind, (status, reason, message))| {
+                json!({"type": kind, "status": status, "reason": reason, "message": message, "lastTransitionTime": since(kind, status)})
+            })
+            .collect(),
+    )
+}
+
+/// Writes what remains in `namespace` into its conditions, when that changed.
+fn report_remaining(store: &mut Store, types: &[Arc<ResourceType>], namespace: &str) {
+    let mut remaining = Remaining::default();
+    for resource in types {
+        for (_, object) in store.list(&resource.key()).filter(|(k, _)| k.0 == namespace) {
+            let name = format!("{}.{}", resource.plural, resource.group);
+            *remaining.objects.entry(name).or_default() += 1;
+            for finalizer in finalizers(object) {
+                *remaining.finalizers.entry(finalizer).or_default() += 1;
+            }
+        }
+    }
+    let key = ResourceKey { group: String::new(), plural: "namespaces".into() };
+    let object_key = (String::new(), namespace.to_string());
+    let Some(ns) = store.get(&key, &object_key).cloned() else { return };
+    let conditions = namespace_conditions(&remaining, Some(&ns["status"]["conditions"]));
+    if ns["status"]["conditions"] != conditions {
+        let mut updated = ns;
+        updated["status"]["conditions"] = conditions;
+        store.replace(&key, object_key, updated);
     }
 }
 

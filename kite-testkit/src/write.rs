@@ -2,6 +2,8 @@
 //! included) and their shared commit step.
 
 use crate::apply::{self, Writer};
+pub use crate::field_validation::FieldValidation;
+use crate::field_validation::validate;
 use crate::lifecycle;
 use crate::meta;
 use crate::registry::ResourceType;
@@ -10,17 +12,6 @@ use crate::status::{ApiError, Cause};
 use crate::store::{ObjectKey, Store};
 use serde_json::{Value, json};
 use std::sync::Arc;
-
-/// `fieldValidation`: what to do with unknown fields.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FieldValidation {
-    /// Refuse the request.
-    Strict,
-    /// Drop them and warn (the server's default).
-    Warn,
-    /// Drop them.
-    Ignore,
-}
 
 /// Who writes, and how.
 #[derive(Clone, Debug)]
@@ -53,7 +44,8 @@ impl WriteCtx {
     }
 }
 
-fn name_of(object: &Value) -> &str {
+/// The object's `metadata.name`; empty when it has none.
+pub(crate) fn name_of(object: &Value) -> &str {
     object["metadata"]["name"].as_str().unwrap_or("")
 }
 
@@ -84,45 +76,6 @@ fn object_key(resource: &ResourceType, namespace: Option<&str>, name: &str) -> R
         }
         (false, _) => Ok((String::new(), name.to_string())),
     }
-}
-
-/// Validates against the type's schema and drops unknown fields as asked.
-fn validate(
-    inner: &Inner,
-    resource: &ResourceType,
-    object: &mut Value,
-    old: Option<&Value>,
-    ctx: &mut WriteCtx,
-) -> Result<(), ApiError> {
-    let name = name_of(object).to_string();
-    let strict_override = inner.schema_overrides.get(&(resource.group.clone(), resource.kind.clone()));
-    if let Some(schema) = strict_override {
-        let causes = schema.validate(object, old);
-        if !causes.is_empty() {
-            return Err(ApiError::invalid(&resource.kind, &resource.group, &name, causes));
-        }
-        return Ok(());
-    }
-    let Some(schema) = &resource.schema else { return Ok(()) };
-    schema.apply_defaults(object);
-    let mut pruned = object.clone();
-    let unknown = schema.prune(&mut pruned);
-    if !unknown.is_empty() {
-        match ctx.field_validation {
-            FieldValidation::Strict => {
-                let listed: Vec<String> = unknown.iter().map(|u| format!("unknown field \"{u}\"")).collect();
-                return Err(ApiError::bad_request(format!("strict decoding error: {}", listed.join(", "))));
-            }
-            FieldValidation::Warn => ctx.warnings.extend(unknown.iter().map(|u| format!("unknown field \"{u}\""))),
-            FieldValidation::Ignore => {}
-        }
-        *object = pruned;
-    }
-    let causes = schema.validate(object, old);
-    if !causes.is_empty() {
-        return Err(ApiError::invalid(&resource.kind, &resource.group, &name, causes));
-    }
-    Ok(())
 }
 
 /// Creates `object`.
@@ -193,6 +146,13 @@ pub fn create(
         && let Some(map) = object.as_object_mut()
     {
         map.remove("status");
+    }
+    if crate::crd::is_terminating(inner, resource) {
+        return Err(ApiError::new(
+            http::StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            "create not allowed while custom resource definition is terminating",
+        ));
     }
     meta::builtin_defaults(resource, &mut object, true);
     crate::crd::check_crd(resource, &object)?;
@@ -330,6 +290,7 @@ pub fn commit(
     new["apiVersion"] = json!(ctx.api_version);
     new["kind"] = json!(resource.kind);
     meta::builtin_defaults(resource, &mut new, false);
+    crate::crd::check_crd(resource, &new)?;
     validate(inner, resource, &mut new, Some(old), ctx)?;
     if (resource.generation || resource.crd_name.is_some()) && meta::spec_part(&new) != meta::spec_part(old) {
         let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);

@@ -5,19 +5,12 @@
 
 mod common;
 
-use common::kubectl::{require_kubectl, start_server};
+use common::kubectl::{fresh, json};
 use http::Request;
-use serde_json::Value;
-
-fn json(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
-}
 
 #[test]
 fn typed_create_commands_send_protobuf_and_what_they_made_reads_back() {
-    require_kubectl();
-    let dir = tempfile::tempdir().unwrap();
-    let (_server, kubectl) = start_server(dir.path(), &[]);
+    let (_dir, _server, kubectl) = fresh(&[]);
     let (ok, _, log) = kubectl.run(&["create", "namespace", "team", "-v=8"], None);
     assert!(ok, "{log}");
     assert!(log.contains("Content-Type: application/vnd.kubernetes.protobuf"), "kubectl sent protobuf: {log}");
@@ -61,9 +54,7 @@ fn typed_create_commands_send_protobuf_and_what_they_made_reads_back() {
 
 #[test]
 fn label_and_scale_change_what_they_name() {
-    require_kubectl();
-    let dir = tempfile::tempdir().unwrap();
-    let (_server, kubectl) = start_server(dir.path(), &[]);
+    let (_dir, _server, kubectl) = fresh(&[]);
     kubectl.ok(&["create", "namespace", "team"]);
     kubectl.ok(&["create", "configmap", "settings", "-n", "team", "--from-literal=a=b"]);
     kubectl.ok(&["create", "deployment", "web", "-n", "team", "--image=nginx", "--replicas=1"]);
@@ -139,4 +130,48 @@ async fn bodies_the_server_cannot_read_are_refused_with_its_messages() {
     assert!(message.contains("does not start with the protobuf magic number"), "{message}");
     let (code, message) = send(&client, "/api/v1/namespaces", "application/cbor", vec![0xa0]).await;
     assert_eq!((code, message.contains("unknown format")), (415, true), "{message}");
+}
+
+const DEPLOYMENT_WITH_A_TYPO: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: team}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx, imagee: typo}]
+";
+
+#[test]
+fn built_in_kinds_are_decoded_as_their_go_types_are() {
+    let (_dir, _server, kubectl) = fresh(&[]);
+    kubectl.ok(&["create", "namespace", "team"]);
+    let (ok, _, refused) = kubectl.run(&["apply", "-f", "-"], Some(DEPLOYMENT_WITH_A_TYPO));
+    assert!(!ok, "kubectl validates strictly by default");
+    assert!(
+        refused.contains(
+            "Deployment in version \"v1\" cannot be handled as a Deployment: strict decoding error: unknown field \"spec.template.spec.containers[0].imagee\""
+        ),
+        "{refused}"
+    );
+    let (ok, _, warned) = kubectl.run(&["apply", "--validate=warn", "-f", "-"], Some(DEPLOYMENT_WITH_A_TYPO));
+    assert!(ok, "{warned}");
+    assert!(warned.contains("Warning: unknown field \"spec.template.spec.containers[0].imagee\""), "{warned}");
+    let stored = json(&kubectl.ok(&["get", "deployment", "web", "-n", "team", "-o", "json"]));
+    let container = &stored["spec"]["template"]["spec"]["containers"][0];
+    assert!(
+        container.get("imagee").is_none() && container["image"] == "nginx",
+        "the unknown field is dropped: {container}"
+    );
+    let wrong_type = DEPLOYMENT_WITH_A_TYPO.replace("replicas: 1", "replicas: one").replace(", imagee: typo", "");
+    let (ok, _, refused) = kubectl.run(&["replace", "-f", "-"], Some(&wrong_type));
+    assert!(!ok);
+    assert!(
+        refused.contains(
+            "Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
+        ),
+        "{refused}"
+    );
 }

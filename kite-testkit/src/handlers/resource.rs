@@ -37,7 +37,8 @@ pub(super) async fn answer(
     let request = Request { resource, path: &path, query, headers, body: &body, as_table };
     let mut response = dispatch(inner, verb, &request, &mut ctx)?;
     for warning in &ctx.warnings {
-        if let Ok(value) = http::HeaderValue::from_str(&format!("299 - \"{}\"", warning.replace('"', "'"))) {
+        let quoted = warning.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(value) = http::HeaderValue::from_str(&format!("299 - \"{quoted}\"")) {
             response.headers_mut().append("Warning", value);
         }
     }

@@ -53,7 +53,7 @@ pub(super) fn message(descriptor: &MessageDescriptor, json: &Value) -> Result<Dy
             let object =
                 json.as_object().ok_or_else(|| format!("{} must be an object, not {json}", descriptor.name()))?;
             for (name, value) in object {
-                let Some(field) = descriptor.get_field_by_name(name) else { continue };
+                let Some(field) = names::field_for(descriptor, name) else { continue };
                 if value.is_null() {
                     continue;
                 }

@@ -11,6 +11,7 @@
 //! `RawExtension`, ...) written as their JSON forms. Custom resources have no
 //! protobuf form, as on a real server.
 
+mod decoding;
 mod envelope;
 mod from_json;
 mod names;
@@ -20,6 +21,7 @@ use prost_reflect::{DescriptorPool, MessageDescriptor};
 use serde_json::Value;
 use std::sync::OnceLock;
 
+pub(crate) use decoding::prune;
 pub(crate) use envelope::{decode, encode};
 
 /// The protobuf media type.

@@ -16,3 +16,30 @@ pub(super) const QUANTITY: &str = "apimachinery.pkg.api.resource.Quantity";
 pub(super) const QUANTITY_VALUE: &str = "apimachinery.pkg.api.resource.QuantityValue";
 /// `intstr.IntOrString`: a number or a string.
 pub(super) const INT_OR_STRING: &str = "apimachinery.pkg.util.intstr.IntOrString";
+
+/// A field's name in JSON. go-to-protobuf names fields after their JSON
+/// names, except a few after their Go names (`Webhooks`, `Expression`,
+/// `Name`), whose JSON names start in lower case; `DaemonEndpoint.Port` is
+/// `Port` in JSON too.
+pub(super) fn json_name(field: &prost_reflect::FieldDescriptor) -> String {
+    let name = field.name();
+    if field.parent_message().name() == "DaemonEndpoint" {
+        return name.to_string();
+    }
+    let mut chars = name.chars();
+    match chars.next() {
+        Some(first) if first.is_ascii_uppercase() => first.to_ascii_lowercase().to_string() + chars.as_str(),
+        _ => name.to_string(),
+    }
+}
+
+/// The field of `message` whose JSON name is `key`.
+pub(super) fn field_for(
+    message: &prost_reflect::MessageDescriptor,
+    key: &str,
+) -> Option<prost_reflect::FieldDescriptor> {
+    message
+        .get_field_by_name(key)
+        .filter(|f| json_name(f) == key)
+        .or_else(|| message.fields().find(|f| json_name(f) == key))
+}

@@ -43,7 +43,7 @@ pub(super) fn message(message: &DynamicMessage) -> Value {
             for (field, value) in message.fields() {
                 let json = single(value);
                 if !is_empty(&json) {
-                    object.insert(field.name().to_string(), json);
+                    object.insert(names::json_name(&field), json);
                 }
             }
             Value::Object(object)

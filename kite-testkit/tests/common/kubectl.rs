@@ -95,3 +95,17 @@ pub fn start_server(dir: &Path, extra: &[&str]) -> (Server, Kubectl) {
     }
     (server, Kubectl { kubeconfig, cache: dir.join("cache") })
 }
+
+/// Checks kubectl is there, then starts a server with `extra` arguments in
+/// a fresh directory; keep the directory and the server alive while testing.
+pub fn fresh(extra: &[&str]) -> (tempfile::TempDir, Server, Kubectl) {
+    require_kubectl();
+    let dir = tempfile::tempdir().unwrap();
+    let (server, kubectl) = start_server(dir.path(), extra);
+    (dir, server, kubectl)
+}
+
+/// kubectl's JSON output, parsed.
+pub fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
