@@ -94,6 +94,20 @@ const BUILTINS: &[Spec] = &[
         .with_generation()
         .with_scale()
         .with_lists(POD_LISTS),
+    spec("apps", "v1", "ReplicaSet", "replicasets", true, &["rs"])
+        .with_status()
+        .with_generation()
+        .with_scale()
+        .with_lists(POD_LISTS),
+    spec("apps", "v1", "StatefulSet", "statefulsets", true, &["sts"])
+        .with_status()
+        .with_generation()
+        .with_scale()
+        .with_lists(POD_LISTS),
+    spec("apps", "v1", "DaemonSet", "daemonsets", true, &["ds"]).with_status().with_generation().with_lists(POD_LISTS),
+    spec("batch", "v1", "Job", "jobs", true, &[]).with_status().with_generation().with_lists(POD_LISTS),
+    spec("", "v1", "Endpoints", "endpoints", true, &["ep"]),
+    spec("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", true, &[]),
     spec("coordination.k8s.io", "v1", "Lease", "leases", true, &[]),
     spec(
         "admissionregistration.k8s.io",
@@ -137,10 +151,16 @@ pub fn all() -> Vec<ResourceType> {
             singular: s.kind.to_lowercase(),
             namespaced: s.namespaced,
             short_names: s.short.iter().map(|n| n.to_string()).collect(),
-            categories: if s.group.is_empty() || s.group == "apps" { vec!["all".into()] } else { vec![] }
-                .into_iter()
-                .filter(|_| matches!(s.kind, "Pod" | "Service" | "Deployment"))
-                .collect(),
+            categories: if s.group.is_empty() || s.group == "apps" || s.group == "batch" {
+                vec!["all".into()]
+            } else {
+                vec![]
+            }
+            .into_iter()
+            .filter(|_| {
+                matches!(s.kind, "Pod" | "Service" | "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" | "Job")
+            })
+            .collect(),
             status_subresource: s.status,
             generation: s.generation,
             schema: None,

@@ -128,7 +128,7 @@ fn set(object: &mut Value, pointer: &str, value: Value) {
 
 /// A `LabelSelector` as its text, requirements sorted by key, as
 /// `metav1.LabelSelectorAsSelector(...).String()` writes it.
-fn selector_text(selector: &Value) -> String {
+pub(crate) fn selector_text(selector: &Value) -> String {
     let mut requirements: Vec<(String, String)> = Vec::new();
     if let Some(labels) = selector["matchLabels"].as_object() {
         for (key, value) in labels {

@@ -5,22 +5,8 @@
 
 mod common;
 
-use common::kubectl::{Kubectl, fresh, json};
+use common::kubectl::{fresh, json, until};
 use serde_json::Value;
-use std::time::{Duration, Instant};
-
-/// Polls `kubectl get ... -o json` (at most 10 s) until `check` holds; the object then.
-fn until(kubectl: &Kubectl, args: &[&str], what: &str, check: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let object = json(&kubectl.ok(args));
-        if check(&object) {
-            return object;
-        }
-        assert!(Instant::now() < deadline, "{what} within 10 s: {object}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 fn condition<'a>(object: &'a Value, kind: &str) -> &'a Value {
     object["status"]["conditions"].as_array().and_then(|c| c.iter().find(|c| c["type"] == kind)).unwrap_or(&Value::Null)

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// An in-memory Kubernetes API server for tests. Plain HTTP, no authentication, state in memory only.
+/// An in-memory Kubernetes API server for tests, with simulated workloads (Deployments run pods that run nothing). Plain HTTP, no authentication, state in memory only.
 #[derive(Parser, Debug)]
 #[command(name = "kite-fake-apiserver", version, about)]
 struct Args {
@@ -19,6 +19,9 @@ struct Args {
     /// Also install the KubeVirt, CDI and Longhorn CRDs and run the simulated KubeVirt/CDI runtime.
     #[arg(long)]
     simulate: bool,
+    /// An image that cannot be pulled: pods of it stay `ImagePullBackOff` (repeatable).
+    #[arg(long = "missing-image", value_name = "IMAGE")]
+    missing_images: Vec<String>,
 }
 
 #[tokio::main]
@@ -40,6 +43,10 @@ async fn main() -> ExitCode {
 async fn run(args: Args) -> Result<(), kite_testkit::Error> {
     let server = kite_testkit::FakeApiServer::new()?;
     let _simulation = if args.simulate { Some(kite_testkit::sim::start(&server, Default::default())?) } else { None };
+    // Workloads always run, as on a cluster: Deployments get pods, Services endpoints.
+    let workloads =
+        kite_testkit::sim::workloads::WorkloadConfig { missing_images: args.missing_images, ..Default::default() };
+    let _workloads = kite_testkit::sim::workloads::start(&server, workloads)?;
     let address = server.listen(args.listen).await?;
     kite_testkit::kubeconfig::write(&args.kubeconfig_out, address)?;
     println!("kite-fake-apiserver listening on http://{address}");

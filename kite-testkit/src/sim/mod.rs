@@ -26,6 +26,7 @@ mod cdi;
 mod guest;
 mod kubevirt;
 mod service_lb;
+pub mod workloads;
 
 pub use guest::{GuestConfig, Guests, sshd_path, start_guests};
 

@@ -109,3 +109,22 @@ pub fn fresh(extra: &[&str]) -> (tempfile::TempDir, Server, Kubectl) {
 pub fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
+
+/// Runs `kubectl get ... -o json` (`args`) every 50 ms, at most 10 s, until
+/// `check` holds; the object then.
+pub fn until(
+    kubectl: &Kubectl,
+    args: &[&str],
+    what: &str,
+    check: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let object = json(&kubectl.ok(args));
+        if check(&object) {
+            return object;
+        }
+        assert!(Instant::now() < deadline, "{what} within 10 s: {object}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
