@@ -67,6 +67,7 @@ mod table;
 pub mod upstream;
 mod validation;
 mod watch;
+mod workload_defaults;
 mod write;
 
 pub use config::Config;

@@ -55,9 +55,12 @@ pub fn check_name(resource: &ResourceType, name: &str) -> Result<(), ApiError> {
     ))
 }
 
+/// The letters Kubernetes makes name suffixes and hashes of (`k8s.io/apimachinery/pkg/util/rand`).
+pub const SAFE_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
 /// A name from `generateName`: the prefix and five random characters.
 pub fn generate_name(prefix: &str) -> String {
-    let alphabet = b"bcdfghjklmnpqrstvwxz2456789";
+    let alphabet = SAFE_ALPHABET;
     let random = uuid::Uuid::new_v4();
     let suffix: String =
         random.as_bytes()[..5].iter().map(|b| alphabet[*b as usize % alphabet.len()] as char).collect();
@@ -79,6 +82,10 @@ pub fn spec_part(object: &Value) -> Map<String, Value> {
 
 /// The defaults and conversions the API server applies to built-in kinds on every write.
 pub fn builtin_defaults(resource: &ResourceType, object: &mut Value, creating: bool) {
+    if matches!(resource.group.as_str(), "apps" | "batch") {
+        crate::workload_defaults::apply(&resource.kind, object);
+        return;
+    }
     if !resource.group.is_empty() {
         return;
     }

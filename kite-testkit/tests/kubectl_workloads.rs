@@ -128,3 +128,98 @@ fn pods_that_cannot_pull_or_that_crash_say_so() {
             })
     });
 }
+
+const STATEFUL_AND_DAEMON: &str = "apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: team}
+spec:
+  serviceName: db
+  replicas: 3
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: postgres:16}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: team}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: agent, image: busybox}]}
+";
+
+#[test]
+fn stateful_sets_come_up_in_order_and_daemon_sets_on_the_node() {
+    let (_dir, _server, kubectl) = fresh(&[]);
+    kubectl.ok(&["create", "namespace", "team"]);
+    kubectl.ok_with(&["apply", "-f", "-"], Some(STATEFUL_AND_DAEMON));
+    let out = kubectl.ok(&["rollout", "status", "statefulset/db", "-n", "team", "--timeout=20s"]);
+    assert!(
+        out.contains("Waiting for") && out.contains("partitioned roll out complete: 3 new pods have been updated"),
+        "{out}"
+    );
+    let pods = kubectl.ok(&["get", "pods", "-n", "team", "-l", "app=db", "-o", "name"]);
+    assert_eq!(pods.lines().collect::<Vec<_>>(), ["pod/db-0", "pod/db-1", "pod/db-2"]);
+    let claims = kubectl.ok(&["get", "pvc", "-n", "team", "-o", "name"]);
+    assert_eq!(claims.lines().count(), 3, "one claim per pod: {claims}");
+    let first = json(&kubectl.ok(&["get", "pod", "db-0", "-n", "team", "-o", "json"]));
+    assert_eq!((first["spec"]["hostname"].as_str(), first["spec"]["subdomain"].as_str()), (Some("db-0"), Some("db")));
+    kubectl.ok(&["set", "image", "statefulset/db", "-n", "team", "db=postgres:17"]);
+    kubectl.ok(&["rollout", "status", "statefulset/db", "-n", "team", "--timeout=20s"]);
+    let images = kubectl.ok(&[
+        "get",
+        "pods",
+        "-n",
+        "team",
+        "-l",
+        "app=db",
+        "-o",
+        "jsonpath={.items[*].spec.containers[0].image}",
+    ]);
+    assert_eq!(images, "postgres:17 postgres:17 postgres:17");
+    let out = kubectl.ok(&["rollout", "status", "daemonset/agent", "-n", "team", "--timeout=20s"]);
+    assert!(out.contains("daemon set \"agent\" successfully rolled out"), "{out}");
+    let agent = json(&kubectl.ok(&["get", "pods", "-n", "team", "-l", "app=agent", "-o", "json"]));
+    assert_eq!(items(&agent).len(), 1);
+    assert_eq!(items(&agent)[0]["spec"]["nodeName"], "kite-node-1");
+}
+
+const FAILING_JOB: &str = "apiVersion: batch/v1
+kind: Job
+metadata: {name: fails, namespace: team}
+spec:
+  backoffLimit: 1
+  template:
+    metadata: {annotations: {kite-testkit.hy3ons.github.io/crash: \"true\"}}
+    spec: {restartPolicy: Never, containers: [{name: job, image: busybox}]}
+";
+
+#[test]
+fn jobs_complete_or_fail_past_their_backoff_limit() {
+    let (_dir, _server, kubectl) = fresh(&[]);
+    kubectl.ok(&["create", "namespace", "team"]);
+    kubectl.ok(&["create", "job", "once", "-n", "team", "--image=busybox"]);
+    kubectl.ok(&["wait", "--for=condition=Complete", "job/once", "-n", "team", "--timeout=10s"]);
+    let job = json(&kubectl.ok(&["get", "job", "once", "-n", "team", "-o", "json"]));
+    assert_eq!((job["status"]["succeeded"].as_i64(), job["status"]["active"].as_i64()), (Some(1), Some(0)));
+    assert!(job["status"]["completionTime"].is_string(), "{job}");
+    let pod = &items(&json(&kubectl.ok(&["get", "pods", "-n", "team", "-l", "job-name=once", "-o", "json"])))[0];
+    assert_eq!(pod["status"]["phase"], "Succeeded");
+    assert_eq!(pod["status"]["containerStatuses"][0]["state"]["terminated"]["reason"], "Completed");
+
+    kubectl.ok_with(&["apply", "-f", "-"], Some(FAILING_JOB));
+    kubectl.ok(&["wait", "--for=condition=Failed", "job/fails", "-n", "team", "--timeout=10s"]);
+    let job = json(&kubectl.ok(&["get", "job", "fails", "-n", "team", "-o", "json"]));
+    assert_eq!(job["status"]["failed"], 2, "the first try and one retry: {job}");
+    let failed =
+        job["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "Failed").unwrap().clone();
+    assert_eq!(
+        (failed["reason"].as_str(), failed["message"].as_str()),
+        (Some("BackoffLimitExceeded"), Some("Job has reached the specified backoff limit"))
+    );
+}

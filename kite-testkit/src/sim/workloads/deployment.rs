@@ -4,8 +4,8 @@
 //! modelled), and the Deployment's `status` with the conditions and reasons
 //! of `pkg/controller/deployment/util`.
 
-use super::replica_set::SAFE;
-use super::{controlled_by, desired_replicas, is_deleting};
+use super::{controlled_by, desired_replicas, is_deleting, report};
+use crate::meta::SAFE_ALPHABET as SAFE;
 use crate::sim::{condition, name_of, namespace_of, objects, owner_reference, write};
 use crate::state::Inner;
 use serde_json::{Value, json};
@@ -141,17 +141,7 @@ pub(super) fn step(inner: &Arc<Inner>) {
             "unavailableReplicas": (specified - available).max(0),
             "conditions": [with_update_time(available_condition), with_update_time(progressing)],
         });
-        if deployment["status"] != status {
-            write(
-                inner,
-                "deployment-controller",
-                ("apps", "v1", "deployments"),
-                namespace,
-                Some(name),
-                json!({ "status": status }),
-                true,
-            );
-        }
+        report(inner, "deployment-controller", ("apps", "v1", "deployments"), &deployment, status);
         let shown = new_set.map_or(next_revision, revision).to_string();
         if deployment["metadata"]["annotations"][REVISION].as_str() != Some(shown.as_str()) {
             let patch = json!({ "metadata": { "annotations": { REVISION: shown } } });

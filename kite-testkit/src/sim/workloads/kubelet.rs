@@ -39,6 +39,13 @@ pub(super) fn ensure_node(inner: &Arc<Inner>, config: &WorkloadConfig) {
     write(inner, "kubelet", ("", "v1", "nodes"), "", Some(&config.node_name), status, true);
 }
 
+/// Whether a pod belongs to a Job, and so finishes instead of running on.
+fn runs_to_completion(pod: &Value) -> bool {
+    pod["metadata"]["ownerReferences"]
+        .as_array()
+        .is_some_and(|r| r.iter().any(|r| r["kind"] == "Job" && r["controller"] == true))
+}
+
 /// A pod IP from the pod's uid, in the node's pod range `10.42.0.0/24`.
 fn pod_ip(pod: &Value) -> String {
     let uid = pod["metadata"]["uid"].as_str().unwrap_or_default();
@@ -62,11 +69,45 @@ pub(super) fn step(inner: &Arc<Inner>, config: &WorkloadConfig) {
             write(inner, "default-scheduler", ("", "v1", "pods"), namespace, Some(name), status, true);
             continue;
         }
-        let status = run(&pod, config);
+        let terminal = matches!(pod["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
+        if terminal {
+            continue;
+        }
+        let status = if runs_to_completion(&pod) && pod["status"]["phase"] == "Running" {
+            finish(&pod)
+        } else {
+            run(&pod, config)
+        };
         if pod["status"] != status {
             write(inner, "kubelet", ("", "v1", "pods"), namespace, Some(name), json!({ "status": status }), true);
         }
     }
+}
+
+/// A Job's pod after it ran: `Succeeded`, its containers `Completed`
+/// (exit 0), or `Failed` (exit 1) when it is asked to crash.
+fn finish(pod: &Value) -> Value {
+    let failed = pod["metadata"]["annotations"][CRASH_ANNOTATION] == "true";
+    let (phase, reason, code) = if failed { ("Failed", "Error", 1) } else { ("Succeeded", "Completed", 0) };
+    let mut status = pod["status"].clone();
+    let started = status["startTime"].clone();
+    let now = json!(crate::meta::now());
+    status["phase"] = json!(phase);
+    for container in status["containerStatuses"].as_array_mut().into_iter().flatten() {
+        container["ready"] = json!(false);
+        container["started"] = json!(false);
+        container["state"] =
+            json!({ "terminated": { "exitCode": code, "reason": reason, "startedAt": started, "finishedAt": now } });
+    }
+    let previous = pod["status"]["conditions"].clone();
+    status["conditions"] = json!([
+        condition(&previous, "PodReadyToStartContainers", false, "", "", &[]),
+        condition(&previous, "Initialized", true, "", "", &[]),
+        condition(&previous, "Ready", false, "PodCompleted", "", &[]),
+        condition(&previous, "ContainersReady", false, "PodCompleted", "", &[]),
+        condition(&previous, "PodScheduled", true, "", "", &[]),
+    ]);
+    status
 }
 
 /// The status the kubelet reports for a scheduled pod.
@@ -88,7 +129,7 @@ fn run(pod: &Value, config: &WorkloadConfig) -> Value {
             status["ready"] = json!(false);
             status["started"] = json!(false);
             status["state"] = json!({ "waiting": { "reason": "ImagePullBackOff", "message": format!("Back-off pulling image \"{image}\"") } });
-        } else if crashing {
+        } else if crashing && !runs_to_completion(pod) {
             status["ready"] = json!(false);
             status["started"] = json!(false);
             status["restartCount"] = json!(1);

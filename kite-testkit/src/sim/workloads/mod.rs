@@ -17,13 +17,19 @@
 //! - **Endpoints** (`pkg/controller/endpointslice`): a Service with a
 //!   selector gets an EndpointSlice (and an `Endpoints`) of the ready pods it
 //!   selects.
-//!
-//! StatefulSets, DaemonSets and Jobs are served but not run yet.
+//! - **StatefulSet**: ordered pods `<name>-<ordinal>` with their PVCs, a new
+//!   template rolled out from the highest ordinal down.
+//! - **DaemonSet**: one pod on the node, replaced when the template changes.
+//! - **Job**: pods until `completions` succeed (`Complete`), or `Failed` past
+//!   `backoffLimit`.
 
+mod daemon_set;
 mod deployment;
 mod endpoints;
+mod job;
 mod kubelet;
 mod replica_set;
+mod stateful_set;
 
 use crate::state::Inner;
 use crate::{Error, FakeApiServer};
@@ -78,8 +84,32 @@ async fn run(weak: Weak<Inner>, config: WorkloadConfig) {
         kubelet::ensure_node(&inner, &config);
         deployment::step(&inner);
         replica_set::step(&inner);
+        stateful_set::step(&inner);
+        daemon_set::step(&inner, &config);
+        job::step(&inner);
         kubelet::step(&inner, &config);
         endpoints::step(&inner);
+    }
+}
+
+/// A pod of `owner`'s template, named `name` and controlled by `owner`
+/// (`api_version` `kind`), for the caller to finish and create.
+fn pod_of(owner: &Value, api_version: &str, kind: &str, name: String) -> Value {
+    let template = &owner["spec"]["template"];
+    let mut metadata = template["metadata"].clone();
+    if !metadata.is_object() {
+        metadata = serde_json::json!({});
+    }
+    metadata["name"] = serde_json::json!(name);
+    metadata["ownerReferences"] = serde_json::json!([crate::sim::owner_reference(owner, api_version, kind)]);
+    serde_json::json!({ "apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"] })
+}
+
+/// Writes `status` into `object` (of `api`) as `manager`, when it changed.
+fn report(inner: &Arc<Inner>, manager: &str, api: (&str, &str, &str), object: &Value, status: Value) {
+    if object["status"] != status {
+        let (namespace, name) = (crate::sim::namespace_of(object), crate::sim::name_of(object));
+        crate::sim::write(inner, manager, api, namespace, Some(name), serde_json::json!({ "status": status }), true);
     }
 }
 
