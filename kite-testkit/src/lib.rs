@@ -34,6 +34,7 @@
 //! ```
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod admission;
 mod apply;
 mod builtins;
 mod config;

@@ -1,6 +1,7 @@
 //! The handle tests hold, [`FakeApiServer`], and its [`Builder`]. The state
 //! behind the handle is in the `state` module.
 
+use crate::admission::call::{WebhookHandler, WebhookTarget};
 use crate::config::Config;
 use crate::faults::{Fault, Faults, RequestRecord};
 use crate::registry::Registry;
@@ -9,7 +10,7 @@ use crate::status::ApiError;
 use crate::store::Store;
 use crate::{Error, builtins, handlers};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -54,6 +55,7 @@ impl Builder {
                 config: self.config,
                 schema_overrides: crate::upstream::strict_schemas(),
                 watch_drops,
+                webhooks: RwLock::new(HashMap::new()),
                 runtime,
             }),
         };
@@ -164,6 +166,37 @@ impl FakeApiServer {
     /// Forgets the request log.
     pub fn reset_requests(&self) {
         self.inner.faults().reset();
+    }
+
+    /// Serves the webhook configurations that reach `target` with
+    /// `handler`: it gets each `AdmissionReview` and returns it with a
+    /// `response` (allowed or not, a JSON patch for a mutating webhook).
+    /// The handler runs inside the request and must not call this server.
+    ///
+    /// ```
+    /// use kite_testkit::FakeApiServer;
+    /// use kite_testkit::admission::call::WebhookTarget;
+    /// use serde_json::json;
+    /// use std::sync::Arc;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = FakeApiServer::new()?;
+    /// let target = WebhookTarget::Service { namespace: "longhorn-system".into(), name: "longhorn-admission-webhook".into() };
+    /// server.serve_webhook(target, Arc::new(|review| {
+    ///     json!({ "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+    ///             "response": { "uid": review["request"]["uid"], "allowed": true } })
+    /// }));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn serve_webhook(&self, target: WebhookTarget, handler: WebhookHandler) {
+        self.inner.webhooks.write().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(target, handler);
+    }
+
+    /// Stops serving `target`: its webhooks cannot be called any more.
+    pub fn stop_webhook(&self, target: &WebhookTarget) {
+        self.inner.webhooks.write().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(target);
     }
 
     /// Makes the next requests that match `fault` fail.

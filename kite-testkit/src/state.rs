@@ -3,6 +3,7 @@
 //! handler, the lifecycle and the simulation work on it; it depends on none
 //! of them.
 
+use crate::admission::call::{WebhookHandler, WebhookTarget};
 use crate::config::Config;
 use crate::faults::Faults;
 use crate::registry::Registry;
@@ -26,6 +27,8 @@ pub(crate) struct Inner {
     pub schema_overrides: HashMap<(String, String), Arc<ObjectSchema>>,
     /// Bumped to end every open watch.
     pub watch_drops: tokio::sync::watch::Sender<u64>,
+    /// In-process admission webhooks, by where their configurations reach them.
+    pub webhooks: RwLock<HashMap<WebhookTarget, WebhookHandler>>,
     /// The runtime background tasks (listeners, deletions, simulations) run on.
     pub runtime: tokio::runtime::Handle,
 }
@@ -49,6 +52,11 @@ impl Inner {
     /// The served types, for changing.
     pub fn registry_mut(&self) -> RwLockWriteGuard<'_, Registry> {
         self.registry.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The in-process admission webhooks.
+    pub fn webhooks(&self) -> RwLockReadGuard<'_, HashMap<WebhookTarget, WebhookHandler>> {
+        self.webhooks.read().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Ends every open watch stream, as a restarting API server would.

@@ -1,6 +1,7 @@
 //! The writes: create, update (PUT), patch (every kind, server-side apply
 //! included) and their shared commit step.
 
+use crate::admission::{self, Phase};
 use crate::apply::{self, Writer};
 pub use crate::field_validation::FieldValidation;
 use crate::field_validation::validate;
@@ -24,6 +25,8 @@ pub struct WriteCtx {
     pub warnings: Vec<String>,
     /// Whether the write records its ownership as an Update; an apply has recorded its own.
     pub record_ownership: bool,
+    /// Whether admission webhooks see the write: a client's do, the server's own do not.
+    pub admit: bool,
 }
 
 impl WriteCtx {
@@ -36,6 +39,29 @@ impl WriteCtx {
             subresource: None,
             warnings: Vec::new(),
             record_ownership: true,
+            admit: false,
+        }
+    }
+
+    /// What admission webhooks are told of a write of `name` in `namespace`.
+    fn admission<'a>(
+        &'a self,
+        operation: &'a str,
+        resource: &'a ResourceType,
+        namespace: &'a str,
+        name: &'a str,
+        old: Option<&'a Value>,
+    ) -> admission::Request<'a> {
+        admission::Request {
+            operation,
+            resource,
+            version: self.api_version.rsplit('/').next().unwrap_or_default(),
+            subresource: self.subresource.as_deref(),
+            namespace,
+            name,
+            old,
+            dry_run: self.dry_run,
+            user: "kubernetes-admin",
         }
     }
 
@@ -155,8 +181,18 @@ pub fn create(
         ));
     }
     meta::builtin_defaults(resource, &mut object, true);
+    if ctx.admit {
+        let store = inner.store();
+        let request = ctx.admission("CREATE", resource, &key.0, &name, None);
+        admission::admit(inner, &store, Phase::Mutating, &request, &mut object)?;
+    }
     crate::crd::check_crd(resource, &object)?;
     validate(inner, resource, &mut object, None, ctx)?;
+    if ctx.admit {
+        let store = inner.store();
+        let request = ctx.admission("CREATE", resource, &key.0, &name, None);
+        admission::admit(inner, &store, Phase::Validating, &request, &mut object)?;
+    }
     let now = meta::now();
     object["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
     object["metadata"]["creationTimestamp"] = json!(now);
@@ -290,8 +326,16 @@ pub fn commit(
     new["apiVersion"] = json!(ctx.api_version);
     new["kind"] = json!(resource.kind);
     meta::builtin_defaults(resource, &mut new, false);
+    if ctx.admit {
+        let request = ctx.admission("UPDATE", resource, &key.0, &name, Some(old));
+        admission::admit(inner, store, Phase::Mutating, &request, &mut new)?;
+    }
     crate::crd::check_crd(resource, &new)?;
     validate(inner, resource, &mut new, Some(old), ctx)?;
+    if ctx.admit {
+        let request = ctx.admission("UPDATE", resource, &key.0, &name, Some(old));
+        admission::admit(inner, store, Phase::Validating, &request, &mut new)?;
+    }
     if (resource.generation || resource.crd_name.is_some()) && meta::spec_part(&new) != meta::spec_part(old) {
         let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
         new["metadata"]["generation"] = json!(generation + 1);

@@ -6,7 +6,8 @@ use super::verbs::{Request, parse_body};
 use crate::lifecycle::{self, DeleteOptions, Propagation};
 use crate::state::Inner;
 use crate::status::ApiError;
-use crate::{crd, read};
+use crate::store::Store;
+use crate::{admission, crd, read};
 use axum::response::Response;
 use http::StatusCode;
 use serde_json::json;
@@ -38,6 +39,7 @@ pub(super) fn delete(inner: &Arc<Inner>, request: &Request, dry_run: bool) -> Re
         Some(name) => {
             let result = {
                 let mut store = inner.store();
+                admit(inner, &store, request, &namespace, name, dry_run)?;
                 lifecycle::delete(
                     inner,
                     &mut store,
@@ -59,6 +61,7 @@ pub(super) fn delete(inner: &Arc<Inner>, request: &Request, dry_run: bool) -> Re
                 );
                 let result = {
                     let mut store = inner.store();
+                    admit(inner, &store, request, &object_key.0, &object_key.1, dry_run)?;
                     lifecycle::delete(
                         inner,
                         &mut store,
@@ -76,4 +79,29 @@ pub(super) fn delete(inner: &Arc<Inner>, request: &Request, dry_run: bool) -> Re
             Ok(json_response(StatusCode::OK, &list))
         }
     }
+}
+
+/// The admission webhooks' word on deleting `namespace/name`, if it exists.
+fn admit(
+    inner: &Inner,
+    store: &Store,
+    request: &Request,
+    namespace: &str,
+    name: &str,
+    dry_run: bool,
+) -> Result<(), ApiError> {
+    let key = (namespace.to_string(), name.to_string());
+    let Some(object) = store.get(&request.resource.key(), &key) else { return Ok(()) };
+    let review = admission::Request {
+        operation: "DELETE",
+        resource: &request.resource,
+        version: &request.path.version,
+        subresource: None,
+        namespace,
+        name,
+        old: Some(object),
+        dry_run,
+        user: "kubernetes-admin",
+    };
+    admission::admit_delete(inner, store, &review, object)
 }

@@ -216,6 +216,7 @@ fn write_ctx(
         subresource: path.subresource.clone(),
         warnings: Vec::new(),
         record_ownership: true,
+        admit: true,
     }
 }
 

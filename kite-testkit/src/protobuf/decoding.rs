@@ -47,7 +47,7 @@ fn walk(
             continue;
         }
         let field_path = join(path, &key);
-        let Some(field) = names::field_for(descriptor, &key) else {
+        let Some(field) = names::field_for(descriptor, &key).or_else(|| inline_field(descriptor, &key)) else {
             object.remove(&key);
             unknown.push(field_path);
             continue;
@@ -57,6 +57,13 @@ fn walk(
         }
     }
     Ok(())
+}
+
+/// The field named `key` in the messages `descriptor` embeds inline, at any depth.
+fn inline_field(descriptor: &MessageDescriptor, key: &str) -> Option<FieldDescriptor> {
+    let inline = names::inline_for(descriptor, key)?;
+    let Kind::Message(inner) = inline.kind() else { return None };
+    names::field_for(&inner, key).or_else(|| inline_field(&inner, key))
 }
 
 fn field_value(
@@ -197,6 +204,33 @@ mod tests {
             prune(&deployment(), &mut object),
             Err("json: cannot unmarshal object into Go struct field PodSpec.spec.template.spec.containers of type []v1.Container".into())
         );
+    }
+
+    /// Fields Go embeds inline (`LocalObjectReference`, `VolumeSource`,
+    /// `ProbeHandler`, `IngressRuleValue`) are known where the JSON has them.
+    #[test]
+    fn a_rich_pod_and_an_ingress_have_no_unknown_fields() {
+        let mut pod = json!({ "metadata": { "name": "p" }, "spec": {
+            "containers": [{ "name": "a", "image": "nginx",
+                "env": [{ "name": "A", "valueFrom": { "configMapKeyRef": { "name": "c", "key": "k" } } },
+                        { "name": "B", "valueFrom": { "secretKeyRef": { "name": "s", "key": "k", "optional": true } } }],
+                "envFrom": [{ "configMapRef": { "name": "c" } }, { "secretRef": { "name": "s" }, "prefix": "S_" }],
+                "livenessProbe": { "exec": { "command": ["true"] }, "failureThreshold": 3 },
+                "readinessProbe": { "tcpSocket": { "port": 80 } },
+                "lifecycle": { "preStop": { "exec": { "command": ["sleep", "1"] } } },
+                "securityContext": { "runAsNonRoot": true, "capabilities": { "drop": ["ALL"] } } }],
+            "volumes": [{ "name": "c", "configMap": { "name": "c", "items": [{ "key": "k", "path": "p" }] } },
+                        { "name": "s", "secret": { "secretName": "s" } },
+                        { "name": "x", "projected": { "sources": [{ "configMap": { "name": "c" } }, { "secret": { "name": "s" } }] } },
+                        { "name": "d", "persistentVolumeClaim": { "claimName": "d" } },
+                        { "name": "e", "emptyDir": {} }],
+            "imagePullSecrets": [{ "name": "registry" }],
+            "affinity": { "nodeAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": { "nodeSelectorTerms": [
+                { "matchExpressions": [{ "key": "k", "operator": "In", "values": ["v"] }] }] } } } } });
+        assert_eq!(prune(&super::super::message("v1", "Pod").unwrap(), &mut pod), Ok(vec![]));
+        let mut ingress = json!({ "spec": { "rules": [{ "host": "kite.example.org", "http": { "paths": [
+            { "path": "/", "pathType": "Prefix", "backend": { "service": { "name": "kite", "port": { "number": 80 } } } }] } }] } });
+        assert_eq!(prune(&super::super::message("networking.k8s.io/v1", "Ingress").unwrap(), &mut ingress), Ok(vec![]));
     }
 
     #[test]

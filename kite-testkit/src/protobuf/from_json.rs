@@ -52,13 +52,24 @@ pub(super) fn message(descriptor: &MessageDescriptor, json: &Value) -> Result<Dy
         _ => {
             let object =
                 json.as_object().ok_or_else(|| format!("{} must be an object, not {json}", descriptor.name()))?;
+            let mut inlined: HashMap<String, serde_json::Map<String, Value>> = HashMap::new();
             for (name, value) in object {
-                let Some(field) = names::field_for(descriptor, name) else { continue };
+                let Some(field) = names::field_for(descriptor, name) else {
+                    if let Some(inline) = names::inline_for(descriptor, name) {
+                        inlined.entry(inline.name().to_string()).or_default().insert(name.clone(), value.clone());
+                    }
+                    continue;
+                };
                 if value.is_null() {
                     continue;
                 }
                 let value = field_value(&field, value).map_err(|e| format!("{name}: {e}"))?;
                 message.set_field(&field, value);
+            }
+            for (name, fields) in inlined {
+                let Some(field) = descriptor.get_field_by_name(&name) else { continue };
+                let Kind::Message(inner) = field.kind() else { continue };
+                message.set_field(&field, Field::Message(self::message(&inner, &Value::Object(fields))?));
             }
         }
     }

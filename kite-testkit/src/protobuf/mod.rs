@@ -176,6 +176,13 @@ mod tests {
         let bytes = encode(&deployment).unwrap();
         assert!(bytes.starts_with(b"k8s\0"));
         assert_eq!(decode(&bytes).unwrap(), deployment);
+        let pod = json!({ "apiVersion": "v1", "kind": "Pod", "metadata": { "name": "p" },
+            "spec": { "containers": [{ "name": "a", "image": "nginx",
+                        "readinessProbe": { "httpGet": { "path": "/healthz", "port": "http" }, "periodSeconds": 5 } }],
+                      "volumes": [{ "name": "config", "configMap": { "name": "settings" } }] } });
+        assert_eq!(decode(&encode(&pod).unwrap()).unwrap(), pod, "fields embedded inline stay inline");
+        let mut checked = pod.clone();
+        assert_eq!(prune(&message("v1", "Pod").unwrap(), &mut checked), Ok(vec![]));
         let secret = json!({ "apiVersion": "v1", "kind": "Secret", "metadata": { "name": "s" },
             "type": "Opaque", "data": { "key": "c2VjcmV0" } });
         assert_eq!(decode(&encode(&secret).unwrap()).unwrap(), secret);

@@ -43,3 +43,49 @@ pub(super) fn field_for(
         .filter(|f| json_name(f) == key)
         .or_else(|| message.fields().find(|f| json_name(f) == key))
 }
+
+/// The Go structs embedded `json:",inline"` in the served groups: a field
+/// of one of these types, named after it (`localObjectReference`,
+/// `volumeSource`), stands in the JSON of the message that holds it (a
+/// ConfigMap volume's `name` is its `localObjectReference`'s). The `.proto`
+/// files do not mark them; fields of other types named after their type
+/// (`securityContext`, `lifecycle`, `affinity`) are ordinary.
+const INLINE_TYPES: &[&str] = &[
+    "LocalObjectReference",
+    "VolumeSource",
+    "PersistentVolumeSource",
+    "EphemeralContainerCommon",
+    "RuleWithOperations",
+    "Rule",
+    "IngressRuleValue",
+];
+
+/// Embedded inline under another name: `Probe.handler` is a `ProbeHandler`.
+const INLINE_FIELDS: &[(&str, &str)] = &[("api.core.v1.Probe", "handler")];
+
+/// Whether `field` is embedded inline (see [`INLINE_TYPES`]).
+pub(super) fn is_inline(field: &prost_reflect::FieldDescriptor) -> bool {
+    if field.is_list() || field.is_map() {
+        return false;
+    }
+    let prost_reflect::Kind::Message(message) = field.kind() else { return false };
+    let named_after_type = INLINE_TYPES.contains(&message.name()) && {
+        let mut chars = message.name().chars();
+        chars.next().map(|c| c.to_ascii_lowercase().to_string() + chars.as_str()).as_deref() == Some(field.name())
+    };
+    named_after_type
+        || INLINE_FIELDS
+            .iter()
+            .any(|(parent, name)| field.parent_message().full_name() == *parent && field.name() == *name)
+}
+
+/// The inline fields of `message` whose message (or its own inline fields) has a field named `key` in JSON.
+pub(super) fn inline_for(
+    message: &prost_reflect::MessageDescriptor,
+    key: &str,
+) -> Option<prost_reflect::FieldDescriptor> {
+    message.fields().filter(is_inline).find(|field| match field.kind() {
+        prost_reflect::Kind::Message(inner) => field_for(&inner, key).is_some() || inline_for(&inner, key).is_some(),
+        _ => false,
+    })
+}

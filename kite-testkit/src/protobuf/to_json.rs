@@ -42,6 +42,12 @@ pub(super) fn message(message: &DynamicMessage) -> Value {
             let mut object = Map::new();
             for (field, value) in message.fields() {
                 let json = single(value);
+                if names::is_inline(&field)
+                    && let Value::Object(inlined) = json
+                {
+                    object.extend(inlined);
+                    continue;
+                }
                 if !is_empty(&json) {
                     object.insert(names::json_name(&field), json);
                 }

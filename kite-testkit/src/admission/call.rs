@@ -1,0 +1,69 @@
+//! Calling one webhook: an in-process handler a test registered for its
+//! Service or URL, or, as the API server would find it, nothing to call,
+//! with the API server's sentence for why (`service "x" not found`, `no
+//! endpoints available for service "x"`, `connection refused`).
+
+use crate::registry::ResourceKey;
+use crate::store::Store;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// An in-process webhook: takes the `AdmissionReview` the API server sends,
+/// returns the `AdmissionReview` with its `response`.
+pub type WebhookHandler = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
+
+/// Where a webhook is reached, as its `clientConfig` names it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum WebhookTarget {
+    /// `clientConfig.service`.
+    Service {
+        /// The Service's namespace.
+        namespace: String,
+        /// The Service's name.
+        name: String,
+    },
+    /// `clientConfig.url`.
+    Url(String),
+}
+
+/// Where `webhook` is reached, and the URL the API server would post to.
+pub(super) fn target(webhook: &Value) -> (WebhookTarget, String) {
+    let config = &webhook["clientConfig"];
+    let timeout = webhook["timeoutSeconds"].as_i64().unwrap_or(10);
+    if let Some(url) = config["url"].as_str() {
+        return (WebhookTarget::Url(url.to_string()), url.to_string());
+    }
+    let service = &config["service"];
+    let (namespace, name) =
+        (service["namespace"].as_str().unwrap_or_default(), service["name"].as_str().unwrap_or_default());
+    let port = service["port"].as_i64().unwrap_or(443);
+    let path = service["path"].as_str().unwrap_or("");
+    let url = format!("https://{name}.{namespace}.svc:{port}{path}?timeout={timeout}s");
+    (WebhookTarget::Service { namespace: namespace.into(), name: name.into() }, url)
+}
+
+/// Why a webhook with no handler cannot be called, as the API server's
+/// service resolver and dialer say it.
+pub(super) fn unreachable(store: &Store, target: &WebhookTarget, url: &str) -> String {
+    let failed = |why: String| format!("failed to call webhook: Post \"{url}\": {why}");
+    let WebhookTarget::Service { namespace, name } = target else {
+        return failed("dial tcp: connect: connection refused".into());
+    };
+    let services = ResourceKey { group: String::new(), plural: "services".into() };
+    if store.get(&services, &(namespace.clone(), name.clone())).is_none() {
+        return failed(format!("service \"{name}\" not found"));
+    }
+    let slices = ResourceKey { group: "discovery.k8s.io".into(), plural: "endpointslices".into() };
+    let ready = store
+        .list(&slices)
+        .filter(|(k, s)| k.0 == *namespace && s["metadata"]["labels"]["kubernetes.io/service-name"] == name.as_str())
+        .flat_map(|(_, s)| s["endpoints"].as_array().cloned().unwrap_or_default())
+        .find(|e| e["conditions"]["ready"] == true);
+    match ready {
+        None => failed(format!("no endpoints available for service \"{name}\"")),
+        Some(endpoint) => {
+            let ip = endpoint["addresses"][0].as_str().unwrap_or_default();
+            failed(format!("dial tcp {ip}:443: connect: connection refused"))
+        }
+    }
+}
