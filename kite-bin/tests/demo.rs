@@ -129,6 +129,20 @@ async fn from_sign_up_to_a_shell_in_a_machine_and_back() {
     assert!(echoed.status.success(), "cat through the gateway: {}", text(&echoed.stderr));
     assert!(echoed.stdout == input, "cat echoed {} bytes, not the 32 MiB it was sent", echoed.stdout.len());
 
+    // The book's kubectl commands, and kubectl's typed commands (protobuf bodies), on the demo's cluster.
+    let book_and_typed: [&[&str]; 6] = [
+        &["get", "kiteusers,ktvm", "-A"],
+        &["get", "datavolumes,virtualmachines.kubevirt.io,svc,secrets", "-A"],
+        &["get", "kiteplatform", "kite", "-o", "yaml"],
+        &["create", "namespace", "scratch"],
+        &["create", "configmap", "note", "-n", "scratch", "--from-literal=a=b"],
+        &["create", "secret", "generic", "token", "-n", "scratch", "--from-literal=k=v"],
+    ];
+    for args in book_and_typed {
+        kubectl(&kubeconfig, args);
+    }
+    assert!(kubectl(&kubeconfig, &["get", "ktvm", "-A"]).contains("web"), "kubectl lists the running machine");
+
     let (status, body) = ada.delete("/vms/web").await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     eventually(Duration::from_secs(60), "the machine to be gone", || async {
