@@ -109,6 +109,7 @@ const BUILTINS: &[Spec] = &[
     spec("", "v1", "Endpoints", "endpoints", true, &["ep"]),
     spec("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", true, &[]),
     spec("coordination.k8s.io", "v1", "Lease", "leases", true, &[]),
+    spec("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", false, &[]),
     spec(
         "admissionregistration.k8s.io",
         "v1",

@@ -13,6 +13,8 @@ pub struct Config {
     pub event_log_limit: usize,
     /// How often a watch that asked for bookmarks gets one.
     pub bookmark_interval: Duration,
+    /// How requests are authorized.
+    pub authorization: crate::rbac::AuthorizationMode,
 }
 
 impl Default for Config {
@@ -21,6 +23,7 @@ impl Default for Config {
             namespace_termination: Duration::from_millis(200),
             event_log_limit: 100_000,
             bookmark_interval: Duration::from_secs(1),
+            authorization: crate::rbac::AuthorizationMode::AlwaysAllow,
         }
     }
 }

@@ -85,6 +85,8 @@ pub struct RequestRecord {
 /// The fault rules, the latency and the request log.
 #[derive(Debug, Default)]
 pub struct Faults {
+    /// Requests RBAC refused: who was refused what.
+    denials: Vec<serde_json::Value>,
     rules: Vec<Fault>,
     /// Added before every resource request is answered.
     pub latency: Duration,
@@ -130,5 +132,16 @@ impl Faults {
     /// Forgets the log (not the rules).
     pub fn reset(&mut self) {
         self.log.clear();
+        self.denials.clear();
+    }
+
+    /// Records a request RBAC refused.
+    pub fn deny(&mut self, denial: serde_json::Value) {
+        self.denials.push(denial);
+    }
+
+    /// The requests RBAC refused, oldest first: user, verb, group, resource, namespace, name or path.
+    pub fn denials(&self) -> &[serde_json::Value] {
+        &self.denials
     }
 }

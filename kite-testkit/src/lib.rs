@@ -55,6 +55,7 @@ mod patch;
 
 mod path;
 mod protobuf;
+pub mod rbac;
 mod read;
 mod registry;
 mod scale;

@@ -33,6 +33,23 @@ pub fn is_dns_subdomain(name: &str) -> bool {
 
 /// Refuses a name the kind does not allow, as the API server does.
 pub fn check_name(resource: &ResourceType, name: &str) -> Result<(), ApiError> {
+    if resource.group == "rbac.authorization.k8s.io" {
+        // RBAC objects are named as path segments (`system:discovery`): `ValidatePathSegmentName`.
+        if name.is_empty() || name == "." || name == ".." || name.contains('/') || name.contains('%') {
+            let rule = if name == "." || name == ".." {
+                format!("may not be '{name}'")
+            } else {
+                "may not contain '/' or '%'".to_string()
+            };
+            return Err(ApiError::invalid(
+                &resource.kind,
+                &resource.group,
+                name,
+                vec![Cause::invalid("metadata.name", format!("Invalid value: \"{name}\": {rule}"))],
+            ));
+        }
+        return Ok(());
+    }
     let label_only = resource.group.is_empty() && matches!(resource.kind.as_str(), "Namespace" | "Service");
     let ok = if label_only {
         is_dns_label(name) && !(resource.kind == "Service" && name.starts_with(|c: char| c.is_ascii_digit()))

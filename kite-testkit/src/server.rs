@@ -4,6 +4,7 @@
 use crate::admission::call::{WebhookHandler, WebhookTarget};
 use crate::config::Config;
 use crate::faults::{Fault, Faults, RequestRecord};
+use crate::rbac::{AuthorizationMode, UserInfo};
 use crate::registry::Registry;
 use crate::state::Inner;
 use crate::status::ApiError;
@@ -41,6 +42,14 @@ impl Builder {
         self
     }
 
+    /// How requests are authorized: [`AuthorizationMode::Rbac`] authenticates
+    /// bearer tokens and authorizes by RBAC, with the bootstrap roles of a
+    /// cluster; [`FakeApiServer::client`] and the admin kubeconfig keep full rights.
+    pub fn authorization(mut self, mode: AuthorizationMode) -> Self {
+        self.config.authorization = mode;
+        self
+    }
+
     /// Starts the server (in memory; see [`FakeApiServer::listen`] for TCP)
     /// with the namespaces a new cluster has: `default`, `kube-system`,
     /// `kube-public` and `kube-node-lease`. Must run inside a tokio runtime.
@@ -55,6 +64,7 @@ impl Builder {
                 config: self.config,
                 schema_overrides: crate::upstream::strict_schemas(),
                 watch_drops,
+                tokens: RwLock::new(HashMap::new()),
                 webhooks: RwLock::new(HashMap::new()),
                 runtime,
             }),
@@ -68,9 +78,20 @@ impl Builder {
                 json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
             )?;
         }
+        if server.inner.config.authorization == AuthorizationMode::Rbac {
+            for (key, object) in crate::rbac::bootstrap_objects() {
+                server.create(&key.group, "v1", &key.plural, None, object)?;
+            }
+            let admin =
+                UserInfo { name: ADMIN.into(), groups: vec!["system:masters".into(), "system:authenticated".into()] };
+            server.inner.tokens_mut().insert(uuid::Uuid::new_v4().simple().to_string(), admin);
+        }
         Ok(server)
     }
 }
+
+/// The user of the admin kubeconfig and of [`FakeApiServer::client`], in `system:masters`.
+pub const ADMIN: &str = "kubernetes-admin";
 
 /// A stateful, in-memory Kubernetes API server for tests and `kite demo`.
 ///
@@ -116,9 +137,62 @@ impl FakeApiServer {
         handlers::router(Arc::clone(&self.inner))
     }
 
-    /// A `kube::Client` that talks to this server in-process, with no socket.
+    /// A `kube::Client` that talks to this server in-process, with no
+    /// socket; with RBAC, as the admin.
     pub fn client(&self) -> kube::Client {
-        kube::Client::new(self.router(), "default")
+        match self.admin_token() {
+            Some(token) => self.client_with_token(&token),
+            None => kube::Client::new(self.router(), "default"),
+        }
+    }
+
+    /// A `kube::Client` whose requests carry `token`, in-process.
+    pub fn client_with_token(&self, token: &str) -> kube::Client {
+        self.client_with_headers(vec![(http::header::AUTHORIZATION, format!("Bearer {token}"))])
+    }
+
+    /// A `kube::Client` whose requests carry `token` and impersonate `user` (`Impersonate-User`).
+    pub fn client_impersonating(&self, token: &str, user: &str) -> kube::Client {
+        self.client_with_headers(vec![
+            (http::header::AUTHORIZATION, format!("Bearer {token}")),
+            (http::HeaderName::from_static("impersonate-user"), user.to_string()),
+        ])
+    }
+
+    fn client_with_headers(&self, headers: Vec<(http::HeaderName, String)>) -> kube::Client {
+        let headers: Vec<(http::HeaderName, http::HeaderValue)> = headers
+            .into_iter()
+            .filter_map(|(name, value)| http::HeaderValue::from_str(&value).ok().map(|value| (name, value)))
+            .collect();
+        let router = self.router().layer(axum::middleware::map_request(move |mut request: axum::extract::Request| {
+            let headers = headers.clone();
+            async move {
+                for (name, value) in headers {
+                    request.headers_mut().insert(name, value);
+                }
+                request
+            }
+        }));
+        kube::Client::new(router, "default")
+    }
+
+    /// The admin's bearer token, when the server authorizes by RBAC.
+    pub fn admin_token(&self) -> Option<String> {
+        self.inner.tokens().iter().find(|(_, user)| user.name == ADMIN).map(|(token, _)| token.clone())
+    }
+
+    /// A token for the ServiceAccount `namespace/name` (which must exist),
+    /// as the TokenRequest API gives one: a kubeconfig or a client can carry it.
+    pub fn service_account_token(&self, namespace: &str, name: &str) -> Result<String, Error> {
+        let request = crate::rbac::reviews::token_request(&self.inner, namespace, name, &json!({})).map_err(|e| {
+            Error::Refused { what: format!("a token for the ServiceAccount {namespace}/{name}"), message: e.message }
+        })?;
+        Ok(request["status"]["token"].as_str().unwrap_or_default().to_string())
+    }
+
+    /// The requests RBAC refused: who was refused what (also at `GET /testkit/denials`).
+    pub fn denials(&self) -> Vec<Value> {
+        self.inner.faults().denials().to_vec()
     }
 
     /// Serves the API on `listener` (plain HTTP, no authentication) until the task is dropped.

@@ -6,6 +6,7 @@
 use crate::admission::call::{WebhookHandler, WebhookTarget};
 use crate::config::Config;
 use crate::faults::Faults;
+use crate::rbac::UserInfo;
 use crate::registry::Registry;
 use crate::store::Store;
 use crate::validation::ObjectSchema;
@@ -27,6 +28,8 @@ pub(crate) struct Inner {
     pub schema_overrides: HashMap<(String, String), Arc<ObjectSchema>>,
     /// Bumped to end every open watch.
     pub watch_drops: tokio::sync::watch::Sender<u64>,
+    /// Bearer tokens, and who they authenticate.
+    pub tokens: RwLock<HashMap<String, UserInfo>>,
     /// In-process admission webhooks, by where their configurations reach them.
     pub webhooks: RwLock<HashMap<WebhookTarget, WebhookHandler>>,
     /// The runtime background tasks (listeners, deletions, simulations) run on.
@@ -52,6 +55,16 @@ impl Inner {
     /// The served types, for changing.
     pub fn registry_mut(&self) -> RwLockWriteGuard<'_, Registry> {
         self.registry.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The bearer tokens.
+    pub fn tokens(&self) -> RwLockReadGuard<'_, HashMap<String, UserInfo>> {
+        self.tokens.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The bearer tokens, for adding one.
+    pub fn tokens_mut(&self) -> RwLockWriteGuard<'_, HashMap<String, UserInfo>> {
+        self.tokens.write().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The in-process admission webhooks.

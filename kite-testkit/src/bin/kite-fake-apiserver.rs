@@ -6,11 +6,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// An in-memory Kubernetes API server for tests, with simulated workloads (Deployments run pods that run nothing). Plain HTTP, no authentication, state in memory only.
+/// An in-memory Kubernetes API server for tests, with simulated workloads (Deployments run pods that run nothing). Plain HTTP (tokens travel in the clear), state in memory only.
 #[derive(Parser, Debug)]
 #[command(name = "kite-fake-apiserver", version, about)]
 struct Args {
-    /// Where to listen. Keep it on loopback: there is no authentication.
+    /// Where to listen. Keep it on loopback: it is plain HTTP.
     #[arg(long, default_value = "127.0.0.1:6443")]
     listen: SocketAddr,
     /// Where to write a kubeconfig that points at the server.
@@ -19,6 +19,10 @@ struct Args {
     /// Also install the KubeVirt, CDI and Longhorn CRDs and run the simulated KubeVirt/CDI runtime.
     #[arg(long)]
     simulate: bool,
+    /// How requests are authorized: `AlwaysAllow` (no credentials needed), or
+    /// `RBAC` (bearer tokens and the cluster's roles; the kubeconfig written is the admin's).
+    #[arg(long, value_enum, default_value = "always-allow")]
+    authorization_mode: kite_testkit::rbac::AuthorizationMode,
     /// An image that cannot be pulled: pods of it stay `ImagePullBackOff` (repeatable).
     #[arg(long = "missing-image", value_name = "IMAGE")]
     missing_images: Vec<String>,
@@ -41,14 +45,14 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), kite_testkit::Error> {
-    let server = kite_testkit::FakeApiServer::new()?;
+    let server = kite_testkit::FakeApiServer::builder().authorization(args.authorization_mode).build()?;
     let _simulation = if args.simulate { Some(kite_testkit::sim::start(&server, Default::default())?) } else { None };
     // Workloads always run, as on a cluster: Deployments get pods, Services endpoints.
     let workloads =
         kite_testkit::sim::workloads::WorkloadConfig { missing_images: args.missing_images, ..Default::default() };
     let _workloads = kite_testkit::sim::workloads::start(&server, workloads)?;
     let address = server.listen(args.listen).await?;
-    kite_testkit::kubeconfig::write(&args.kubeconfig_out, address)?;
+    kite_testkit::kubeconfig::write_with_token(&args.kubeconfig_out, address, server.admin_token().as_deref())?;
     println!("kite-fake-apiserver listening on http://{address}");
     println!("kubeconfig written to {}", args.kubeconfig_out.display());
     if tokio::signal::ctrl_c().await.is_err() {

@@ -16,6 +16,7 @@ pub(super) fn answer(inner: &Inner, method: &Method, what: &str, body: &Bytes) -
     let ok = || json_response(StatusCode::OK, &json!({"status": "ok"}));
     match (method.as_str(), what) {
         ("GET", "requests") => json_response(StatusCode::OK, &json!(inner.faults().counts())),
+        ("GET", "denials") => json_response(StatusCode::OK, &json!(inner.faults().denials().to_vec())),
         ("GET", "requests/log") => json_response(StatusCode::OK, &json!(inner.faults().log().to_vec())),
         ("DELETE", "requests") => {
             inner.faults().reset();

@@ -43,7 +43,26 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let user = match crate::rbac::requester(&inner, &headers) {
+        Ok(user) => user,
+        Err(error) => return error.into_response(),
+    };
     let route = path::parse(uri.path(), &inner.registry());
+    let non_resource = !matches!(route, Route::Resource(_) | Route::Testkit(_));
+    if non_resource {
+        let request = crate::rbac::Attributes {
+            verb: if method == Method::GET { "get" } else { "post" },
+            group: "",
+            resource: "",
+            subresource: None,
+            name: None,
+            namespace: None,
+            path: Some(uri.path()),
+        };
+        if let Err(error) = crate::rbac::authorize(&inner, user.as_ref(), &request) {
+            return error.into_response();
+        }
+    }
     let registry = || inner.registry();
     let found = |doc: Option<Value>| match doc {
         Some(doc) => json_response(StatusCode::OK, &doc),
@@ -66,9 +85,11 @@ async fn handle(
         }
         Route::NotFound => found(None),
         Route::Testkit(what) => controls::answer(&inner, &method, &what, &body),
-        Route::Resource(path) => match resource::answer(&inner, &method, path, &query, &headers, &body).await {
-            Ok(response) => response,
-            Err(error) => error.into_response(),
-        },
+        Route::Resource(path) => {
+            match resource::answer(&inner, user.as_ref(), &method, path, &query, &headers, &body).await {
+                Ok(response) => response,
+                Err(error) => error.into_response(),
+            }
+        }
     }
 }

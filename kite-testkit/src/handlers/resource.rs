@@ -6,6 +6,7 @@ use super::verbs::{self, Request};
 use super::{delete, not_found};
 use crate::faults::{Fault, RequestRecord, Verb};
 use crate::path::ResourcePath;
+use crate::rbac::{self, UserInfo};
 use crate::registry::ResourceType;
 use crate::state::Inner;
 use crate::status::ApiError;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 /// Answers a request for a resource, or says why not.
 pub(super) async fn answer(
     inner: &Arc<Inner>,
+    user: Option<&UserInfo>,
     method: &Method,
     path: ResourcePath,
     query: &HashMap<String, String>,
@@ -28,6 +30,10 @@ pub(super) async fn answer(
 ) -> Result<Response, ApiError> {
     let resource = served_type(inner, &path)?;
     let verb = verb_of(method, &path, query)?;
+    authorize(inner, user, verb, &resource, &path)?;
+    if let Some(answer) = reviews(inner, user, verb, &resource, &path, body)? {
+        return Ok(answer);
+    }
     inject_faults(inner, record_of(verb, &resource, &path, query)).await?;
     let api_version = resource.api_version(&path.version);
     let body = read_body(&api_version, &resource.kind, headers, body)?;
@@ -109,6 +115,60 @@ async fn as_protobuf(response: Response) -> Response {
     }
 }
 
+/// RBAC's word on the request (none when the server allows everything).
+fn authorize(
+    inner: &Inner,
+    user: Option<&UserInfo>,
+    verb: Verb,
+    resource: &ResourceType,
+    path: &ResourcePath,
+) -> Result<(), ApiError> {
+    let verb = if verb == Verb::Delete && path.name.is_none() { "deletecollection" } else { verb.as_str() };
+    let request = rbac::Attributes {
+        verb,
+        group: &resource.group,
+        resource: &resource.plural,
+        subresource: path.subresource.as_deref(),
+        name: path.name.as_deref(),
+        namespace: path.namespace.as_deref(),
+        path: None,
+    };
+    rbac::authorize(inner, user, &request)
+}
+
+/// The APIs that answer instead of storing: a ServiceAccount's token, a SelfSubjectAccessReview.
+fn reviews(
+    inner: &Inner,
+    user: Option<&UserInfo>,
+    verb: Verb,
+    resource: &ResourceType,
+    path: &ResourcePath,
+    body: &Bytes,
+) -> Result<Option<Response>, ApiError> {
+    let token = resource.group.is_empty()
+        && resource.plural == "serviceaccounts"
+        && path.subresource.as_deref() == Some("token");
+    let review = resource.group == "authorization.k8s.io" && resource.plural == "selfsubjectaccessreviews";
+    if !(token || review) {
+        return Ok(None);
+    }
+    if verb != Verb::Create {
+        return Err(ApiError::method_not_allowed("the server does not allow this method on the requested resource"));
+    }
+    let body = if body.is_empty() { serde_json::json!({}) } else { verbs::parse_body(body, false)? };
+    let answer = if token {
+        rbac::reviews::token_request(
+            inner,
+            path.namespace.as_deref().unwrap_or(""),
+            path.name.as_deref().unwrap_or(""),
+            &body,
+        )?
+    } else {
+        rbac::reviews::self_subject_access_review(inner, user, &body)
+    };
+    Ok(Some(super::json_response(StatusCode::CREATED, &answer)))
+}
+
 /// The route checks: the type is served at this group, version and plural,
 /// in a namespace only if it is namespaced, and the subresource is one it has.
 fn served_type(inner: &Inner, path: &ResourcePath) -> Result<Arc<ResourceType>, ApiError> {
@@ -117,7 +177,9 @@ fn served_type(inner: &Inner, path: &ResourcePath) -> Result<Arc<ResourceType>, 
         return Err(not_found());
     }
     if let Some(sub) = &path.subresource
-        && !(sub == "status" && resource.status_subresource || sub == "scale" && resource.scale.is_some())
+        && !(sub == "status" && resource.status_subresource
+            || sub == "scale" && resource.scale.is_some()
+            || sub == "token" && resource.group.is_empty() && resource.plural == "serviceaccounts")
     {
         return Err(not_found());
     }
@@ -132,6 +194,8 @@ fn verb_of(method: &Method, path: &ResourcePath, query: &HashMap<String, String>
         ("GET", true) => Verb::Get,
         ("GET", false) => Verb::List,
         ("POST", false) => Verb::Create,
+        // A subresource one creates on an object: a ServiceAccount's token.
+        ("POST", true) if path.subresource.is_some() => Verb::Create,
         ("PUT", true) => Verb::Update,
         ("PATCH", true) => Verb::Patch,
         ("DELETE", _) => Verb::Delete,
