@@ -110,6 +110,9 @@ const BUILTINS: &[Spec] = &[
     spec("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", true, &[]),
     spec("coordination.k8s.io", "v1", "Lease", "leases", true, &[]),
     spec("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", false, &[]),
+    spec("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", false, &[]),
+    spec("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews", false, &[]),
+    spec("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", false, &[]),
     spec(
         "admissionregistration.k8s.io",
         "v1",

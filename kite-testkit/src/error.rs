@@ -31,4 +31,12 @@ pub enum Error {
         /// Why it failed.
         message: String,
     },
+    /// Making the server's CA or certificates, or its TLS configuration, failed.
+    #[error("TLS for the fake API server: {what}: {message}")]
+    Tls {
+        /// What was being made.
+        what: String,
+        /// Why it failed.
+        message: String,
+    },
 }

@@ -66,6 +66,7 @@ mod state;
 mod status;
 mod store;
 mod table;
+pub mod tls;
 pub mod upstream;
 mod validation;
 mod watch;

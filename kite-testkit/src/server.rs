@@ -66,6 +66,7 @@ impl Builder {
                 watch_drops,
                 tokens: RwLock::new(HashMap::new()),
                 webhooks: RwLock::new(HashMap::new()),
+                pki: std::sync::OnceLock::new(),
                 runtime,
             }),
         };
@@ -82,9 +83,7 @@ impl Builder {
             for (key, object) in crate::rbac::bootstrap_objects() {
                 server.create(&key.group, "v1", &key.plural, None, object)?;
             }
-            let admin =
-                UserInfo { name: ADMIN.into(), groups: vec!["system:masters".into(), "system:authenticated".into()] };
-            server.inner.tokens_mut().insert(uuid::Uuid::new_v4().simple().to_string(), admin);
+            server.inner.tokens_mut().insert(uuid::Uuid::new_v4().simple().to_string(), admin());
         }
         Ok(server)
     }
@@ -92,6 +91,11 @@ impl Builder {
 
 /// The user of the admin kubeconfig and of [`FakeApiServer::client`], in `system:masters`.
 pub const ADMIN: &str = "kubernetes-admin";
+
+/// The admin: [`ADMIN`] in `system:masters`. Without RBAC, every request is made as the admin.
+pub(crate) fn admin() -> UserInfo {
+    UserInfo { name: ADMIN.into(), groups: vec!["system:masters".into(), "system:authenticated".into()] }
+}
 
 /// A stateful, in-memory Kubernetes API server for tests and `kite demo`.
 ///
@@ -218,6 +222,68 @@ impl FakeApiServer {
             }
         });
         Ok(bound)
+    }
+
+    /// Listens on `address` (port 0 picks a free one) and serves HTTPS in a
+    /// background task, with the server's own CA (see [`ca_pem`](Self::ca_pem));
+    /// a client certificate the CA signed authenticates its `CN` as the user
+    /// and each `O` as a group. Returns the bound address.
+    pub async fn listen_tls(&self, address: SocketAddr) -> Result<SocketAddr, Error> {
+        let acceptor = self.inner.pki()?.acceptor();
+        let listener = TcpListener::bind(address)
+            .await
+            .map_err(|source| Error::Io { what: format!("listening on {address}"), source })?;
+        let bound = listener
+            .local_addr()
+            .map_err(|source| Error::Io { what: "reading the listening address".into(), source })?;
+        let router = self.router();
+        let runtime = self.inner.runtime.clone();
+        self.inner.runtime.spawn(async move {
+            loop {
+                let stream = match listener.accept().await {
+                    Ok((stream, _)) => stream,
+                    Err(error) => {
+                        tracing::warn!(%error, "accepting an HTTPS connection");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                runtime.spawn(crate::tls::serve_connection(acceptor.clone(), stream, router.clone()));
+            }
+        });
+        Ok(bound)
+    }
+
+    /// The CA the server's HTTPS certificate is signed by, PEM (made on first use).
+    pub fn ca_pem(&self) -> Result<String, Error> {
+        Ok(self.inner.pki()?.ca_pem())
+    }
+
+    /// A client certificate that authenticates as `user` over HTTPS.
+    pub fn client_certificate(&self, user: &UserInfo) -> Result<crate::tls::ClientCertificate, Error> {
+        self.inner.pki()?.client_certificate(user)
+    }
+
+    /// A kubeconfig for the server listening with HTTPS at `address`
+    /// ([`listen_tls`](Self::listen_tls)), as the admin: a client
+    /// certificate for `kubernetes-admin` in `system:masters`, as kubeadm writes.
+    pub fn admin_kubeconfig(&self, address: SocketAddr) -> Result<String, Error> {
+        let credentials = crate::kubeconfig::Credentials::ClientCertificate(self.client_certificate(&admin())?);
+        Ok(crate::kubeconfig::render_https(address, &self.ca_pem()?, &credentials))
+    }
+
+    /// A kubeconfig for the server listening with HTTPS at `address`, as the
+    /// ServiceAccount `namespace/name` (which must exist), with a token from
+    /// the TokenRequest API: what a component deployed with that account can do.
+    pub fn service_account_kubeconfig(
+        &self,
+        address: SocketAddr,
+        namespace: &str,
+        name: &str,
+    ) -> Result<String, Error> {
+        let token = self.service_account_token(namespace, name)?;
+        let credentials = crate::kubeconfig::Credentials::Token(token);
+        Ok(crate::kubeconfig::render_https(address, &self.ca_pem()?, &credentials))
     }
 
     /// `"<verb> <resource>"` → how many such requests were answered since the

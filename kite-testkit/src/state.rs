@@ -32,6 +32,8 @@ pub(crate) struct Inner {
     pub tokens: RwLock<HashMap<String, UserInfo>>,
     /// In-process admission webhooks, by where their configurations reach them.
     pub webhooks: RwLock<HashMap<WebhookTarget, WebhookHandler>>,
+    /// The CA and TLS configuration, made when the server first serves HTTPS.
+    pub pki: std::sync::OnceLock<Arc<crate::tls::Pki>>,
     /// The runtime background tasks (listeners, deletions, simulations) run on.
     pub runtime: tokio::runtime::Handle,
 }
@@ -70,6 +72,15 @@ impl Inner {
     /// The in-process admission webhooks.
     pub fn webhooks(&self) -> RwLockReadGuard<'_, HashMap<WebhookTarget, WebhookHandler>> {
         self.webhooks.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The CA and TLS configuration, made on first use.
+    pub fn pki(&self) -> Result<Arc<crate::tls::Pki>, crate::Error> {
+        if let Some(pki) = self.pki.get() {
+            return Ok(Arc::clone(pki));
+        }
+        let made = Arc::new(crate::tls::Pki::new()?);
+        Ok(Arc::clone(self.pki.get_or_init(|| made)))
     }
 
     /// Ends every open watch stream, as a restarting API server would.

@@ -27,6 +27,8 @@ pub struct WriteCtx {
     pub record_ownership: bool,
     /// Whether admission webhooks see the write: a client's do, the server's own do not.
     pub admit: bool,
+    /// Who writes, as admission webhooks are told.
+    pub user: crate::rbac::UserInfo,
 }
 
 impl WriteCtx {
@@ -40,28 +42,7 @@ impl WriteCtx {
             warnings: Vec::new(),
             record_ownership: true,
             admit: false,
-        }
-    }
-
-    /// What admission webhooks are told of a write of `name` in `namespace`.
-    fn admission<'a>(
-        &'a self,
-        operation: &'a str,
-        resource: &'a ResourceType,
-        namespace: &'a str,
-        name: &'a str,
-        old: Option<&'a Value>,
-    ) -> admission::Request<'a> {
-        admission::Request {
-            operation,
-            resource,
-            version: self.api_version.rsplit('/').next().unwrap_or_default(),
-            subresource: self.subresource.as_deref(),
-            namespace,
-            name,
-            old,
-            dry_run: self.dry_run,
-            user: "kubernetes-admin",
+            user: crate::server::admin(),
         }
     }
 
@@ -183,14 +164,14 @@ pub fn create(
     meta::builtin_defaults(resource, &mut object, true);
     if ctx.admit {
         let store = inner.store();
-        let request = ctx.admission("CREATE", resource, &key.0, &name, None);
+        let request = admission::Request::of_write(ctx, "CREATE", resource, &key.0, &name, None);
         admission::admit(inner, &store, Phase::Mutating, &request, &mut object)?;
     }
     crate::crd::check_crd(resource, &object)?;
     validate(inner, resource, &mut object, None, ctx)?;
     if ctx.admit {
         let store = inner.store();
-        let request = ctx.admission("CREATE", resource, &key.0, &name, None);
+        let request = admission::Request::of_write(ctx, "CREATE", resource, &key.0, &name, None);
         admission::admit(inner, &store, Phase::Validating, &request, &mut object)?;
     }
     let now = meta::now();
@@ -327,13 +308,13 @@ pub fn commit(
     new["kind"] = json!(resource.kind);
     meta::builtin_defaults(resource, &mut new, false);
     if ctx.admit {
-        let request = ctx.admission("UPDATE", resource, &key.0, &name, Some(old));
+        let request = admission::Request::of_write(ctx, "UPDATE", resource, &key.0, &name, Some(old));
         admission::admit(inner, store, Phase::Mutating, &request, &mut new)?;
     }
     crate::crd::check_crd(resource, &new)?;
     validate(inner, resource, &mut new, Some(old), ctx)?;
     if ctx.admit {
-        let request = ctx.admission("UPDATE", resource, &key.0, &name, Some(old));
+        let request = admission::Request::of_write(ctx, "UPDATE", resource, &key.0, &name, Some(old));
         admission::admit(inner, store, Phase::Validating, &request, &mut new)?;
     }
     if (resource.generation || resource.crd_name.is_some()) && meta::spec_part(&new) != meta::spec_part(old) {

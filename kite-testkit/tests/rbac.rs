@@ -2,10 +2,10 @@
 //! a ServiceAccount's token authenticates as it, RBAC decides with the API
 //! server's sentences, aggregated ClusterRoles and `resourceNames` count,
 //! impersonation needs its verb, `SelfSubjectAccessReview` answers, and
-//! every refusal is counted with who was refused what.
-//!
-//! kubectl is not used here: client-go sends no bearer token to a plain-HTTP
-//! server, and kite-fake-apiserver serves plain HTTP.
+//! every refusal is counted with who was refused what; over HTTPS, a minted
+//! ServiceAccount kubeconfig and client certificates authenticate, and
+//! `SubjectAccessReview` answers for the subject it names. kubectl's side
+//! of the same is in `kubectl_rbac.rs`.
 
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
@@ -180,4 +180,122 @@ async fn a_bad_token_is_unauthorized_and_no_token_is_anonymous() {
         anonymous.apiserver_version().await.is_ok(),
         "anyone may read /version, as system:public-info-viewer allows"
     );
+}
+
+/// A kube client from a kubeconfig's text, as a component deployed with it would build one.
+async fn client_from(kubeconfig: &str) -> Client {
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.unwrap();
+    Client::try_from(config).unwrap()
+}
+
+#[tokio::test]
+async fn over_https_a_minted_service_account_kubeconfig_and_a_client_certificate_authenticate() {
+    let (server, _) = cluster().await;
+    let address = server.listen_tls("127.0.0.1:0".parse().unwrap()).await.unwrap();
+
+    let account = client_from(&server.service_account_kubeconfig(address, "kite", "kite-api").unwrap()).await;
+    let (code, message) =
+        refusal(Api::<Secret>::namespaced(account.clone(), "kite").list(&ListParams::default()).await.unwrap_err());
+    assert_eq!(code, 403);
+    assert!(message.contains("User \"system:serviceaccount:kite:kite-api\" cannot list"), "{message}");
+
+    let admin = client_from(&server.admin_kubeconfig(address).unwrap()).await;
+    let namespaces = Api::<Namespace>::all(admin.clone()).list(&ListParams::default()).await.unwrap();
+    assert!(namespaces.items.iter().any(|n| n.metadata.name.as_deref() == Some("kite")));
+
+    // No credentials over HTTPS: the anonymous user, who may read the version.
+    let anonymous = client_from(&kite_testkit::kubeconfig::render_https(
+        address,
+        &server.ca_pem().unwrap(),
+        &kite_testkit::kubeconfig::Credentials::None,
+    ))
+    .await;
+    assert!(anonymous.apiserver_version().await.is_ok());
+    let (_, message) = refusal(Api::<Namespace>::all(anonymous).list(&ListParams::default()).await.unwrap_err());
+    assert_eq!(
+        message,
+        "namespaces is forbidden: User \"system:anonymous\" cannot list resource \"namespaces\" in API group \"\" at the cluster scope"
+    );
+
+    // A certificate names its user by CN and its groups by O, nothing else.
+    let operators = kite_testkit::rbac::UserInfo { name: "ops-alice".into(), groups: vec!["operators".into()] };
+    create(
+        &server,
+        "clusterrolebindings",
+        None,
+        json!({ "metadata": { "name": "operators-view-nodes" },
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "nodes-reader" },
+        "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "operators" }] }),
+    )
+    .await;
+    create(
+        &server,
+        "clusterroles",
+        None,
+        json!({ "metadata": { "name": "nodes-reader" },
+        "rules": [{ "apiGroups": [""], "resources": ["nodes"], "verbs": ["list"] }] }),
+    )
+    .await;
+    let issued = server.client_certificate(&operators).unwrap();
+    let kubeconfig = kite_testkit::kubeconfig::render_https(
+        address,
+        &server.ca_pem().unwrap(),
+        &kite_testkit::kubeconfig::Credentials::ClientCertificate(issued),
+    );
+    let alice = client_from(&kubeconfig).await;
+    Api::<k8s_openapi::api::core::v1::Node>::all(alice.clone()).list(&ListParams::default()).await.unwrap();
+    let (_, message) = refusal(Api::<Namespace>::all(alice).list(&ListParams::default()).await.unwrap_err());
+    assert_eq!(
+        message,
+        "namespaces is forbidden: User \"ops-alice\" cannot list resource \"namespaces\" in API group \"\" at the cluster scope"
+    );
+}
+
+#[tokio::test]
+async fn a_subject_access_review_answers_for_the_subject_it_names_and_refuses_one_without_a_subject() {
+    let (server, _) = cluster().await;
+    create(
+        &server,
+        "roles",
+        Some("kite"),
+        json!({ "metadata": { "name": "cm" },
+        "rules": [{ "apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"] }] }),
+    )
+    .await;
+    create(
+        &server,
+        "rolebindings",
+        Some("kite"),
+        json!({ "metadata": { "name": "cm" },
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm" },
+        "subjects": [{ "kind": "ServiceAccount", "name": "kite-api", "namespace": "kite" }] }),
+    )
+    .await;
+    let reviews: Api<k8s_openapi::api::authorization::v1::SubjectAccessReview> = Api::all(server.client());
+    let ask = |user: &str, verb: &str| -> k8s_openapi::api::authorization::v1::SubjectAccessReview {
+        object(json!({ "spec": { "user": user, "groups": ["system:serviceaccounts", "system:authenticated"],
+            "resourceAttributes": { "namespace": "kite", "verb": verb, "resource": "configmaps" } } }))
+    };
+    let account = "system:serviceaccount:kite:kite-api";
+    let answer = reviews.create(&PostParams::default(), &ask(account, "get")).await.unwrap();
+    assert!(answer.status.unwrap().allowed);
+    let answer = reviews.create(&PostParams::default(), &ask(account, "delete")).await.unwrap();
+    assert!(!answer.status.unwrap().allowed);
+    let answer = reviews.create(&PostParams::default(), &ask("someone-else", "get")).await.unwrap();
+    assert!(!answer.status.unwrap().allowed);
+
+    let nobody = object(json!({ "spec": { "resourceAttributes": { "verb": "get", "resource": "pods" } } }));
+    let (code, message) = refusal(reviews.create(&PostParams::default(), &nobody).await.unwrap_err());
+    assert_eq!(code, 422);
+    assert_eq!(
+        message,
+        "SubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.user: Invalid value: \"\": at least one of user or group must be specified"
+    );
+    // The account itself may not ask about others: that needs create on subjectaccessreviews.
+    let token = server.service_account_token("kite", "kite-api").unwrap();
+    let as_account: Api<k8s_openapi::api::authorization::v1::SubjectAccessReview> =
+        Api::all(server.client_with_token(&token));
+    let (code, _) = refusal(as_account.create(&PostParams::default(), &ask(account, "get")).await.unwrap_err());
+    assert_eq!(code, 403);
 }

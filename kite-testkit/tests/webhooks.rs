@@ -163,3 +163,58 @@ async fn an_in_process_handler_allows_refuses_and_mutates() {
     let elsewhere: Api<ConfigMap> = Api::namespaced(client, "skipped");
     elsewhere.create(&PostParams::default(), &config_map("bad-elsewhere", json!({}))).await.unwrap();
 }
+
+#[tokio::test]
+async fn a_webhook_is_told_who_writes_and_who_deletes() {
+    let server = kite_testkit::FakeApiServer::builder()
+        .authorization(kite_testkit::rbac::AuthorizationMode::Rbac)
+        .build()
+        .unwrap();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = Arc::clone(&seen);
+    server.serve_webhook(
+        WebhookTarget::Service { namespace: "hooks".into(), name: "auditor".into() },
+        Arc::new(move |review: &Value| {
+            let request = &review["request"];
+            record.lock().unwrap().push((request["operation"].clone(), request["userInfo"].clone()));
+            answer(review, true, json!({}))
+        }),
+    );
+    let mut hook = configuration("ValidatingWebhookConfiguration", "audit.example.org", "auditor", json!({}));
+    hook["webhooks"][0]["rules"][0]["operations"] = json!(["CREATE", "DELETE"]);
+    server.create("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", None, hook).unwrap();
+    server.create("", "v1", "serviceaccounts", Some("default"), json!({ "metadata": { "name": "writer" } })).unwrap();
+    server
+        .create(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "roles",
+            Some("default"),
+            json!({ "metadata": { "name": "cm" },
+            "rules": [{ "apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"] }] }),
+        )
+        .unwrap();
+    server
+        .create(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "rolebindings",
+            Some("default"),
+            json!({ "metadata": { "name": "cm" },
+            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm" },
+            "subjects": [{ "kind": "ServiceAccount", "name": "writer", "namespace": "default" }] }),
+        )
+        .unwrap();
+    let writer = server.client_with_token(&server.service_account_token("default", "writer").unwrap());
+    Api::<ConfigMap>::namespaced(writer, "default")
+        .create(&PostParams::default(), &config_map("x", json!({})))
+        .await
+        .unwrap();
+    Api::<ConfigMap>::namespaced(server.client(), "default").delete("x", &Default::default()).await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0].0, "CREATE");
+    assert_eq!(seen[0].1["username"], "system:serviceaccount:default:writer");
+    assert!(seen[0].1["groups"].as_array().unwrap().iter().any(|g| g == "system:serviceaccounts:default"), "{seen:?}");
+    assert_eq!((seen[1].0.as_str(), seen[1].1["username"].as_str()), (Some("DELETE"), Some("kubernetes-admin")));
+}

@@ -60,7 +60,31 @@ pub(crate) struct Request<'a> {
     /// Whether the request is a dry run.
     pub dry_run: bool,
     /// Who asks.
-    pub user: &'a str,
+    pub user: &'a crate::rbac::UserInfo,
+}
+
+impl<'a> Request<'a> {
+    /// What webhooks are told of a write, under `ctx`, of `name` in `namespace`.
+    pub(crate) fn of_write(
+        ctx: &'a crate::write::WriteCtx,
+        operation: &'a str,
+        resource: &'a ResourceType,
+        namespace: &'a str,
+        name: &'a str,
+        old: Option<&'a Value>,
+    ) -> Self {
+        Self {
+            operation,
+            resource,
+            version: ctx.api_version.rsplit('/').next().unwrap_or_default(),
+            subresource: ctx.subresource.as_deref(),
+            namespace,
+            name,
+            old,
+            dry_run: ctx.dry_run,
+            user: &ctx.user,
+        }
+    }
 }
 
 /// The webhooks of `phase` that `request` meets, in the API server's order
@@ -115,7 +139,7 @@ fn review(request: &Request, object: &Value) -> Value {
             "subResource": request.subresource,
             "name": request.name, "namespace": request.namespace,
             "operation": request.operation,
-            "userInfo": { "username": request.user },
+            "userInfo": { "username": request.user.name, "groups": request.user.groups },
             "object": new, "oldObject": old,
             "dryRun": request.dry_run,
         }

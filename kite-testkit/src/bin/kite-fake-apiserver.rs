@@ -2,15 +2,16 @@
 //! writes a kubeconfig for it, for `kubectl` and for manual testing.
 
 use clap::Parser;
+use kite_testkit::rbac::AuthorizationMode;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// An in-memory Kubernetes API server for tests, with simulated workloads (Deployments run pods that run nothing). Plain HTTP (tokens travel in the clear), state in memory only.
+/// An in-memory Kubernetes API server for tests, with simulated workloads (Deployments run pods that run nothing). Plain HTTP, or HTTPS with RBAC; state in memory only.
 #[derive(Parser, Debug)]
 #[command(name = "kite-fake-apiserver", version, about)]
 struct Args {
-    /// Where to listen. Keep it on loopback: it is plain HTTP.
+    /// Where to listen. Keep it on loopback: it is a test server.
     #[arg(long, default_value = "127.0.0.1:6443")]
     listen: SocketAddr,
     /// Where to write a kubeconfig that points at the server.
@@ -19,10 +20,12 @@ struct Args {
     /// Also install the KubeVirt, CDI and Longhorn CRDs and run the simulated KubeVirt/CDI runtime.
     #[arg(long)]
     simulate: bool,
-    /// How requests are authorized: `AlwaysAllow` (no credentials needed), or
-    /// `RBAC` (bearer tokens and the cluster's roles; the kubeconfig written is the admin's).
+    /// How requests are authorized: `AlwaysAllow` (plain HTTP, no credentials
+    /// needed), or `RBAC` (HTTPS with a CA made at start; client certificates
+    /// and bearer tokens authenticate, the cluster's roles authorize; the
+    /// kubeconfig written is the admin's, with a client certificate).
     #[arg(long, value_enum, default_value = "always-allow")]
-    authorization_mode: kite_testkit::rbac::AuthorizationMode,
+    authorization_mode: AuthorizationMode,
     /// An image that cannot be pulled: pods of it stay `ImagePullBackOff` (repeatable).
     #[arg(long = "missing-image", value_name = "IMAGE")]
     missing_images: Vec<String>,
@@ -51,9 +54,22 @@ async fn run(args: Args) -> Result<(), kite_testkit::Error> {
     let workloads =
         kite_testkit::sim::workloads::WorkloadConfig { missing_images: args.missing_images, ..Default::default() };
     let _workloads = kite_testkit::sim::workloads::start(&server, workloads)?;
-    let address = server.listen(args.listen).await?;
-    kite_testkit::kubeconfig::write_with_token(&args.kubeconfig_out, address, server.admin_token().as_deref())?;
-    println!("kite-fake-apiserver listening on http://{address}");
+    // With RBAC, HTTPS and an admin kubeconfig with a client certificate, as
+    // kubeadm writes it: client-go sends no credentials over plain HTTP.
+    let (address, scheme) = match args.authorization_mode {
+        AuthorizationMode::Rbac => {
+            let address = server.listen_tls(args.listen).await?;
+            let kubeconfig = server.admin_kubeconfig(address)?;
+            kite_testkit::kubeconfig::write_text(&args.kubeconfig_out, &kubeconfig)?;
+            (address, "https")
+        }
+        AuthorizationMode::AlwaysAllow => {
+            let address = server.listen(args.listen).await?;
+            kite_testkit::kubeconfig::write(&args.kubeconfig_out, address)?;
+            (address, "http")
+        }
+    };
+    println!("kite-fake-apiserver listening on {scheme}://{address}");
     println!("kubeconfig written to {}", args.kubeconfig_out.display());
     if tokio::signal::ctrl_c().await.is_err() {
         std::future::pending::<()>().await;

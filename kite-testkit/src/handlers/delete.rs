@@ -7,6 +7,7 @@ use crate::lifecycle::{self, DeleteOptions, Propagation};
 use crate::state::Inner;
 use crate::status::ApiError;
 use crate::store::Store;
+use crate::write::WriteCtx;
 use crate::{admission, crd, read};
 use axum::response::Response;
 use http::StatusCode;
@@ -14,8 +15,9 @@ use serde_json::json;
 use std::sync::Arc;
 
 /// `DELETE` of one object, or of every object of a collection that the selectors match.
-pub(super) fn delete(inner: &Arc<Inner>, request: &Request, dry_run: bool) -> Result<Response, ApiError> {
+pub(super) fn delete(inner: &Arc<Inner>, request: &Request, ctx: &WriteCtx) -> Result<Response, ApiError> {
     let resource = &request.resource;
+    let dry_run = ctx.dry_run;
     let options = if request.body.is_empty() { json!({}) } else { parse_body(request.body, false)? };
     let policy_text = request
         .query
@@ -39,7 +41,7 @@ pub(super) fn delete(inner: &Arc<Inner>, request: &Request, dry_run: bool) -> Re
         Some(name) => {
             let result = {
                 let mut store = inner.store();
-                admit(inner, &store, request, &namespace, name, dry_run)?;
+                admit(inner, &store, request, ctx, &namespace, name, dry_run)?;
                 lifecycle::delete(
                     inner,
                     &mut store,
@@ -61,7 +63,7 @@ pub(super) fn delete(inner: &Arc<Inner>, request: &Request, dry_run: bool) -> Re
                 );
                 let result = {
                     let mut store = inner.store();
-                    admit(inner, &store, request, &object_key.0, &object_key.1, dry_run)?;
+                    admit(inner, &store, request, ctx, &object_key.0, &object_key.1, dry_run)?;
                     lifecycle::delete(
                         inner,
                         &mut store,
@@ -86,6 +88,7 @@ fn admit(
     inner: &Inner,
     store: &Store,
     request: &Request,
+    ctx: &WriteCtx,
     namespace: &str,
     name: &str,
     dry_run: bool,
@@ -101,7 +104,7 @@ fn admit(
         name,
         old: Some(object),
         dry_run,
-        user: "kubernetes-admin",
+        user: &ctx.user,
     };
     admission::admit_delete(inner, store, &review, object)
 }

@@ -41,9 +41,11 @@ async fn handle(
     uri: Uri,
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
+    peer: Option<axum::Extension<crate::tls::PeerUser>>,
     body: Bytes,
 ) -> Response {
-    let user = match crate::rbac::requester(&inner, &headers) {
+    let peer = peer.and_then(|axum::Extension(crate::tls::PeerUser(user))| user);
+    let user = match crate::rbac::requester(&inner, &headers, peer) {
         Ok(user) => user,
         Err(error) => return error.into_response(),
     };

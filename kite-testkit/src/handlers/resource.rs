@@ -31,7 +31,7 @@ pub(super) async fn answer(
     let resource = served_type(inner, &path)?;
     let verb = verb_of(method, &path, query)?;
     authorize(inner, user, verb, &resource, &path)?;
-    if let Some(answer) = reviews(inner, user, verb, &resource, &path, body)? {
+    if let Some(answer) = reviews(inner, user, verb, &resource, &path, headers, body).await? {
         return Ok(answer);
     }
     inject_faults(inner, record_of(verb, &resource, &path, query)).await?;
@@ -40,6 +40,9 @@ pub(super) async fn answer(
     let accept = headers.get(http::header::ACCEPT).and_then(|a| a.to_str().ok()).unwrap_or("");
     let as_table = table::wants_table(accept);
     let mut ctx = write_ctx(&resource, &path, query, headers);
+    if let Some(user) = user {
+        ctx.user = user.clone();
+    }
     let request = Request { resource, path: &path, query, headers, body: &body, as_table };
     let mut response = dispatch(inner, verb, &request, &mut ctx)?;
     for warning in &ctx.warnings {
@@ -136,37 +139,54 @@ fn authorize(
     rbac::authorize(inner, user, &request)
 }
 
-/// The APIs that answer instead of storing: a ServiceAccount's token, a SelfSubjectAccessReview.
-fn reviews(
+/// The APIs that answer instead of storing: a ServiceAccount's token, the
+/// access reviews and `SelfSubjectReview`. Their bodies may be protobuf
+/// (client-go's typed clients send it) and are answered as `Accept` asks.
+async fn reviews(
     inner: &Inner,
     user: Option<&UserInfo>,
     verb: Verb,
     resource: &ResourceType,
     path: &ResourcePath,
+    headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Option<Response>, ApiError> {
     let token = resource.group.is_empty()
         && resource.plural == "serviceaccounts"
         && path.subresource.as_deref() == Some("token");
-    let review = resource.group == "authorization.k8s.io" && resource.plural == "selfsubjectaccessreviews";
-    if !(token || review) {
+    let reviewed = matches!(
+        (resource.group.as_str(), resource.plural.as_str()),
+        ("authorization.k8s.io", "selfsubjectaccessreviews" | "subjectaccessreviews" | "selfsubjectrulesreviews")
+            | ("authentication.k8s.io", "selfsubjectreviews")
+    );
+    if !(token || reviewed) {
         return Ok(None);
     }
     if verb != Verb::Create {
         return Err(ApiError::method_not_allowed("the server does not allow this method on the requested resource"));
     }
-    let body = if body.is_empty() { serde_json::json!({}) } else { verbs::parse_body(body, false)? };
-    let answer = if token {
-        rbac::reviews::token_request(
+    let body = if body.is_empty() {
+        serde_json::json!({})
+    } else if verbs::content_type(headers).starts_with(protobuf::MEDIA_TYPE) {
+        protobuf::decode(body).map_err(|e| ApiError::bad_request(format!("the protobuf body cannot be read: {e}")))?
+    } else {
+        verbs::parse_body(body, false)?
+    };
+    let answer = match resource.plural.as_str() {
+        "serviceaccounts" => rbac::reviews::token_request(
             inner,
             path.namespace.as_deref().unwrap_or(""),
             path.name.as_deref().unwrap_or(""),
             &body,
-        )?
-    } else {
-        rbac::reviews::self_subject_access_review(inner, user, &body)
+        )?,
+        "selfsubjectaccessreviews" => rbac::reviews::self_subject_access_review(inner, user, &body)?,
+        "subjectaccessreviews" => rbac::reviews::subject_access_review(inner, user, &body)?,
+        "selfsubjectrulesreviews" => rbac::reviews::self_subject_rules_review(inner, user, &body)?,
+        _ => rbac::reviews::self_subject_review(user),
     };
-    Ok(Some(super::json_response(StatusCode::CREATED, &answer)))
+    let response = super::json_response(StatusCode::CREATED, &answer);
+    let accept = headers.get(http::header::ACCEPT).and_then(|a| a.to_str().ok()).unwrap_or("");
+    Ok(Some(if protobuf::preferred(accept) { as_protobuf(response).await } else { response }))
 }
 
 /// The route checks: the type is served at this group, version and plural,
@@ -281,6 +301,7 @@ fn write_ctx(
         warnings: Vec::new(),
         record_ownership: true,
         admit: true,
+        user: crate::server::admin(),
     }
 }
 
@@ -316,6 +337,6 @@ fn dispatch(inner: &Arc<Inner>, verb: Verb, request: &Request, ctx: &mut WriteCt
         Verb::Create => verbs::create(inner, request, ctx),
         Verb::Update => verbs::update(inner, request, ctx),
         Verb::Patch => verbs::patch(inner, request, ctx),
-        Verb::Delete => delete::delete(inner, request, ctx.dry_run),
+        Verb::Delete => delete::delete(inner, request, ctx),
     }
 }

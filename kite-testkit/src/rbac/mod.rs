@@ -11,7 +11,7 @@
 //! The default mode, [`AuthorizationMode::AlwaysAllow`], allows everything.
 
 pub(crate) mod reviews;
-mod rules;
+pub(crate) mod rules;
 
 use crate::registry::ResourceKey;
 use crate::state::Inner;
@@ -53,7 +53,7 @@ impl UserInfo {
         }
     }
 
-    fn anonymous() -> Self {
+    pub(crate) fn anonymous() -> Self {
         Self { name: "system:anonymous".into(), groups: vec!["system:unauthenticated".into()] }
     }
 }
@@ -81,8 +81,13 @@ fn unauthorized() -> ApiError {
     ApiError::new(StatusCode::UNAUTHORIZED, "Unauthorized", "Unauthorized")
 }
 
-/// The user a request's bearer token names; `system:anonymous` without one.
-fn authenticate(inner: &Inner, headers: &HeaderMap) -> Result<UserInfo, ApiError> {
+/// The user a request's client certificate (`peer`) or bearer token names,
+/// in that order, as the API server's authenticators are tried;
+/// `system:anonymous` with neither.
+fn authenticate(inner: &Inner, headers: &HeaderMap, peer: Option<UserInfo>) -> Result<UserInfo, ApiError> {
+    if let Some(user) = peer {
+        return Ok(user);
+    }
     let Some(header) = headers.get(http::header::AUTHORIZATION) else { return Ok(UserInfo::anonymous()) };
     let token = header.to_str().ok().and_then(|h| h.strip_prefix("Bearer ")).ok_or_else(unauthorized)?;
     inner.tokens().get(token.trim()).cloned().ok_or_else(unauthorized)
@@ -136,13 +141,16 @@ pub(crate) fn allows(store: &Store, user: &UserInfo, request: &Attributes) -> bo
 }
 
 /// The requester after authentication and impersonation, when the server authorizes.
-pub(crate) fn requester(inner: &Inner, headers: &HeaderMap) -> Result<Option<UserInfo>, ApiError> {
+pub(crate) fn requester(
+    inner: &Inner,
+    headers: &HeaderMap,
+    peer: Option<UserInfo>,
+) -> Result<Option<UserInfo>, ApiError> {
     if inner.config.authorization == AuthorizationMode::AlwaysAllow {
         return Ok(None);
     }
-    let user = authenticate(inner, headers)?;
+    let user = authenticate(inner, headers, peer)?;
     let Some(target) = headers.get("Impersonate-User").and_then(|v| v.to_str().ok()) else { return Ok(Some(user)) };
-    let store = inner.store();
     let check = |resource: &str, name: &str, namespace: Option<&str>| -> Result<(), ApiError> {
         let request = Attributes {
             verb: "impersonate",
@@ -153,7 +161,7 @@ pub(crate) fn requester(inner: &Inner, headers: &HeaderMap) -> Result<Option<Use
             namespace,
             path: None,
         };
-        if allows(&store, &user, &request) { Ok(()) } else { Err(forbidden(&user, &request)) }
+        authorize(inner, Some(&user), &request)
     };
     let mut impersonated = match target.strip_prefix("system:serviceaccount:").and_then(|rest| rest.split_once(':')) {
         Some((namespace, name)) => {
@@ -241,7 +249,10 @@ pub(crate) fn bootstrap_objects() -> Vec<(ResourceKey, Value)> {
             roles.clone(),
             cluster_role(
                 "system:basic-user",
-                json!([{ "apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"] }]),
+                json!([
+                    { "apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"] },
+                    { "apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"], "verbs": ["create"] },
+                ]),
             ),
         ),
         (bindings.clone(), cluster_role_binding("cluster-admin", "cluster-admin", &["system:masters"])),

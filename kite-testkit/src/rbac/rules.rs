@@ -83,7 +83,7 @@ fn rule_allows(rule: &Value, request: &Attributes) -> bool {
 }
 
 /// Every rule that applies to `user` for a request in `namespace` (cluster-wide when `None`).
-pub(super) fn rules_for(store: &Store, user: &UserInfo, namespace: Option<&str>) -> Vec<Value> {
+pub(crate) fn rules_for(store: &Store, user: &UserInfo, namespace: Option<&str>) -> Vec<Value> {
     let mut rules = Vec::new();
     for (_, binding) in store.list(&key("clusterrolebindings")) {
         if binds(binding, user, "") && binding["roleRef"]["kind"] == "ClusterRole" {

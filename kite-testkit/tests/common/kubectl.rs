@@ -20,6 +20,16 @@ pub struct Kubectl {
 }
 
 impl Kubectl {
+    /// A kubectl for another kubeconfig, with its own cache.
+    pub fn with_kubeconfig(kubeconfig: PathBuf, cache: PathBuf) -> Self {
+        Self { kubeconfig, cache }
+    }
+
+    /// The kubeconfig this kubectl reads.
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
     pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new("kubectl");
         command.arg("--kubeconfig").arg(&self.kubeconfig).arg("--cache-dir").arg(&self.cache).args(args);
