@@ -113,6 +113,7 @@ const BUILTINS: &[Spec] = &[
     spec("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", false, &[]),
     spec("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews", false, &[]),
     spec("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", false, &[]),
+    spec("apiregistration.k8s.io", "v1", "APIService", "apiservices", false, &[]).with_status(),
     spec(
         "admissionregistration.k8s.io",
         "v1",

@@ -99,6 +99,7 @@ pub fn after_write(inner: &Arc<Inner>, resource: &ResourceType, object: &Value) 
     let gone = inner.store().get(&resource.key(), &(String::new(), name.to_string())).is_none();
     if gone {
         withdraw(inner, name);
+        rename_waiting(inner, resource, object["spec"]["group"].as_str().unwrap_or_default());
         return;
     }
     if !object["metadata"]["deletionTimestamp"].is_null() {
@@ -112,31 +113,69 @@ pub fn after_write(inner: &Arc<Inner>, resource: &ResourceType, object: &Value) 
             return;
         }
     };
-    inner.registry_mut().serve(served);
-    let mut store = inner.store();
     let key = (String::new(), name.to_string());
-    if let Some(current) = store.get(&resource.key(), &key).cloned() {
-        // Every version objects were ever stored in stays listed until a client removes it.
-        let mut storage: Vec<Value> = current["status"]["storedVersions"].as_array().cloned().unwrap_or_default();
-        for version in current["spec"]["versions"].as_array().into_iter().flatten() {
-            if version["storage"] == json!(true) && !storage.contains(&version["name"]) {
-                storage.push(version["name"].clone());
-            }
+    let Some(current) = inner.store().get(&resource.key(), &key).cloned() else { return };
+    let naming = crate::crd_names::decide(&inner.store(), &current);
+    let previous = current["status"]["conditions"].as_array().cloned().unwrap_or_default();
+    let was = |kind: &str| previous.iter().find(|c| c["type"] == kind).cloned();
+    let established_before = was("Established").is_some_and(|c| c["status"] == "True");
+    // A CRD whose names are not all accepted is not served; one served before keeps its names.
+    if naming.accepted() {
+        inner.registry_mut().serve(served);
+    }
+    let now = crate::meta::now();
+    let condition = |kind: &str, status: &str, reason: &str, message: &str| {
+        let since =
+            was(kind).filter(|c| c["status"] == status).map_or_else(|| json!(now), |c| c["lastTransitionTime"].clone());
+        json!({"type": kind, "status": status, "reason": reason, "message": message, "lastTransitionTime": since})
+    };
+    let (status, reason, message) = &naming.condition;
+    let names_accepted = condition("NamesAccepted", status, reason, message);
+    let established = if naming.accepted() {
+        condition("Established", "True", "InitialNamesAccepted", "the initial names have been accepted")
+    } else if established_before {
+        was("Established").unwrap_or_default()
+    } else {
+        condition("Established", "False", "NotAccepted", "not all names are accepted")
+    };
+    let mut store = inner.store();
+    let Some(current) = store.get(&resource.key(), &key).cloned() else { return };
+    // Every version objects were ever stored in stays listed until a client removes it.
+    let mut storage: Vec<Value> = current["status"]["storedVersions"].as_array().cloned().unwrap_or_default();
+    for version in current["spec"]["versions"].as_array().into_iter().flatten() {
+        if version["storage"] == json!(true) && !storage.contains(&version["name"]) {
+            storage.push(version["name"].clone());
         }
-        let condition = |t: &str, reason: &str, message: &str| json!({"type": t, "status": "True", "reason": reason, "message": message, "lastTransitionTime": current["metadata"]["creationTimestamp"]});
-        let status = json!({
-            "acceptedNames": current["spec"]["names"],
-            "conditions": [
-                condition("NamesAccepted", "NoConflicts", "no conflicts found"),
-                condition("Established", "InitialNamesAccepted", "the initial names have been accepted"),
-            ],
-            "storedVersions": storage,
-        });
-        if current["status"] != status {
-            let mut established = current;
-            established["status"] = status;
-            store.replace(&resource.key(), key, established);
-        }
+    }
+    let status = json!({
+        "acceptedNames": naming.accepted_names,
+        "conditions": [names_accepted, established],
+        "storedVersions": storage,
+    });
+    if current["status"] != status {
+        let mut updated = current;
+        updated["status"] = status;
+        store.replace(&resource.key(), key, updated);
+    }
+}
+
+/// After a CRD of `group` went: the CRDs of the group whose names were
+/// refused are named again, as the naming controller requeues them.
+fn rename_waiting(inner: &Arc<Inner>, resource: &ResourceType, group: &str) {
+    let waiting: Vec<Value> = inner
+        .store()
+        .list(&resource.key())
+        .map(|(_, crd)| crd)
+        .filter(|crd| crd["spec"]["group"] == group)
+        .filter(|crd| {
+            crd["status"]["conditions"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|c| c["type"] == "NamesAccepted" && c["status"] != "True"))
+        })
+        .cloned()
+        .collect();
+    for crd in waiting {
+        after_write(inner, resource, &crd);
     }
 }
 
@@ -232,6 +271,7 @@ fn delete_objects(inner: &Arc<Inner>, resource: &ResourceType, name: &str) -> bo
             crate::lifecycle::collect_garbage(inner, &mut store);
             drop(store);
             withdraw(inner, name);
+            rename_waiting(inner, resource, group);
             return true;
         }
         updated["metadata"]["finalizers"] = json!(finalizers);

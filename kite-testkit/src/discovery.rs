@@ -69,15 +69,29 @@ fn group_entry(group: &str, versions: &[String]) -> Value {
     json!({"name": group, "versions": versions, "preferredVersion": versions.first().cloned().unwrap_or(Value::Null)})
 }
 
-/// `/apis`.
-pub fn groups(registry: &Registry) -> Value {
-    let groups: Vec<Value> = registry.groups().iter().map(|(g, v)| group_entry(g, v)).collect();
+/// The groups served, with their versions: the registry's, then those only
+/// aggregated APIs (`aggregated`: group, version) claim.
+fn all_groups(registry: &Registry, aggregated: &[(String, String)]) -> Vec<(String, Vec<String>)> {
+    let mut groups = registry.groups();
+    for (group, version) in aggregated {
+        match groups.iter_mut().find(|(g, _)| g == group) {
+            Some((_, versions)) if !versions.contains(version) => versions.push(version.clone()),
+            Some(_) => {}
+            None => groups.push((group.clone(), vec![version.clone()])),
+        }
+    }
+    groups
+}
+
+/// `/apis`, with the groups of aggregated APIs (group, version).
+pub fn groups(registry: &Registry, aggregated: &[(String, String)]) -> Value {
+    let groups: Vec<Value> = all_groups(registry, aggregated).iter().map(|(g, v)| group_entry(g, v)).collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
 /// `/apis/<group>`, or `None` when the group is not served.
-pub fn group(registry: &Registry, name: &str) -> Option<Value> {
-    registry.groups().iter().find(|(g, _)| g == name).map(|(g, v)| {
+pub fn group(registry: &Registry, aggregated: &[(String, String)], name: &str) -> Option<Value> {
+    all_groups(registry, aggregated).iter().find(|(g, _)| g == name).map(|(g, v)| {
         let mut entry = group_entry(g, v);
         entry["kind"] = json!("APIGroup");
         entry["apiVersion"] = json!("v1");

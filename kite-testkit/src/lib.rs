@@ -35,10 +35,12 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod admission;
+mod apiservice;
 mod apply;
 mod builtins;
 mod config;
 mod crd;
+mod crd_names;
 mod discovery;
 mod error;
 mod faults;
@@ -61,6 +63,7 @@ mod registry;
 mod scale;
 mod selector;
 mod server;
+mod service_routes;
 pub mod sim;
 mod state;
 mod status;

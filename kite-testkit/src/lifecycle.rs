@@ -169,8 +169,12 @@ async fn finalize_namespace(weak: Weak<Inner>, namespace: String) {
                     }
                 }
             }
-            report_remaining(&mut store, &types, &namespace);
-            if remaining == 0 {
+            // The namespace controller must discover every type before it may
+            // call the namespace empty: an unavailable aggregated API stalls it.
+            let discovery = crate::apiservice::discovery_failure(&store);
+            let stalled = discovery.is_some();
+            report_remaining(&mut store, &types, &namespace, discovery);
+            if remaining == 0 && !stalled {
                 let key = ResourceKey { group: String::new(), plural: "namespaces".into() };
                 let object_key = (String::new(), namespace.clone());
                 if let Some(ns) = store.get(&key, &object_key).cloned() {
@@ -187,7 +191,7 @@ async fn finalize_namespace(weak: Weak<Inner>, namespace: String) {
                     }
                 }
             }
-            remaining == 0
+            remaining == 0 && !stalled
         };
         if done {
             return;
@@ -203,10 +207,13 @@ async fn finalize_namespace(weak: Weak<Inner>, namespace: String) {
 struct Remaining {
     objects: BTreeMap<String, usize>,
     finalizers: BTreeMap<String, usize>,
+    /// The failed discovery that keeps the namespace from being emptied: how many group-versions, and why.
+    discovery: Option<(usize, String)>,
 }
 
 /// The conditions the namespace controller reports on a terminating
-/// namespace (`pkg/controller/namespace/deletion/status_condition_utils.go`),
+/// namespace (`pkg/controller/namespace/deletion/status_condition_utils.go`;
+/// a failed discovery as `ProcessDiscoverResourcesErr` words it),
 /// with the transition times of `previous` kept where a status is unchanged.
 fn namespace_conditions(remaining: &Remaining, previous: Option<&Value>) -> Value {
     let listed = |counts: &BTreeMap<String, usize>, verb: &str| -> String {
@@ -226,12 +233,15 @@ fn namespace_conditions(remaining: &Remaining, previous: Option<&Value>) -> Valu
             format!("Some content in the namespace has finalizers remaining: {}", listed(&remaining.finalizers, "in")),
         )
     };
+    let discovery = match &remaining.discovery {
+        None => ("False", "ResourcesDiscovered", "All resources successfully discovered".to_string()),
+        Some((count, why)) => {
+            ("True", "DiscoveryFailed", format!("Discovery failed for some groups, {count} failing: {why}"))
+        }
+    };
     let now = meta::now();
     let conditions = [
-        (
-            "NamespaceDeletionDiscoveryFailure",
-            ("False", "ResourcesDiscovered", "All resources successfully discovered".to_string()),
-        ),
+        ("NamespaceDeletionDiscoveryFailure", discovery),
         (
             "NamespaceDeletionGroupVersionParsingFailure",
             ("False", "ParsedGroupVersions", "All legacy kube types successfully parsed".to_string()),
@@ -260,8 +270,13 @@ fn namespace_conditions(remaining: &Remaining, previous: Option<&Value>) -> Valu
 }
 
 /// Writes what remains in `namespace` into its conditions, when that changed.
-fn report_remaining(store: &mut Store, types: &[Arc<ResourceType>], namespace: &str) {
-    let mut remaining = Remaining::default();
+fn report_remaining(
+    store: &mut Store,
+    types: &[Arc<ResourceType>],
+    namespace: &str,
+    discovery: Option<(usize, String)>,
+) {
+    let mut remaining = Remaining { discovery, ..Remaining::default() };
     for resource in types {
         for (_, object) in store.list(&resource.key()).filter(|(k, _)| k.0 == namespace) {
             let name = format!("{}.{}", resource.plural, resource.group);

@@ -70,6 +70,7 @@ impl Builder {
                 runtime,
             }),
         };
+        crate::apiservice::start(Arc::downgrade(&server.inner), &server.inner.runtime);
         for namespace in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             server.create(
                 "",

@@ -1,7 +1,10 @@
 //! Deletion as the real API server reports it, seen with the real kubectl: a
 //! namespace held by a finalizer says what remains and what holds it, and a
 //! CustomResourceDefinition deletes its objects (waiting on their
-//! finalizers) before it goes.
+//! finalizers) before it goes, and one whose names another CRD of its group
+//! holds is not accepted, and not served, until that one goes; an
+//! aggregated API whose Service is gone fails discovery and stalls every
+//! namespace deletion.
 
 mod common;
 
@@ -122,4 +125,103 @@ fn a_version_objects_were_stored_in_cannot_be_dropped() {
         refused.contains("status.storedVersions[0]: Invalid value: \"v1alpha1\": must appear in spec.versions"),
         "{refused}"
     );
+}
+
+#[test]
+fn a_crd_whose_kind_is_taken_in_its_group_is_not_accepted_until_the_other_goes() {
+    let (_dir, _server, kubectl) = fresh(&[]);
+    kubectl.ok_with(&["apply", "-f", "-"], Some(WIDGETS_CRD));
+    kubectl.ok(&["wait", "--for=condition=Established", "crd/widgets.example.org", "--timeout=10s"]);
+    let gadgets = WIDGETS_CRD.replace("widgets.example.org", "gadgets.example.org").replace(
+        "{plural: widgets, singular: widget, kind: Widget}",
+        "{plural: gadgets, singular: gadget, kind: Widget, shortNames: [widget]}",
+    );
+    kubectl.ok_with(&["apply", "-f", "-"], Some(&gadgets));
+    let crd = until(&kubectl, &["get", "crd", "gadgets.example.org", "-o", "json"], "the names refused", |crd| {
+        condition(crd, "NamesAccepted")["status"] == "False"
+    });
+    let names = condition(&crd, "NamesAccepted");
+    assert_eq!(
+        (names["reason"].as_str(), names["message"].as_str()),
+        (Some("ListKindConflict"), Some("\"WidgetList\" is already in use")),
+        "the last conflict found is reported (the short name and the kind conflict too): {crd}"
+    );
+    let established = condition(&crd, "Established");
+    assert_eq!(
+        (established["status"].as_str(), established["reason"].as_str(), established["message"].as_str()),
+        (Some("False"), Some("NotAccepted"), Some("not all names are accepted"))
+    );
+    assert_eq!(crd["status"]["acceptedNames"]["plural"], "gadgets", "free names are accepted: {crd}");
+    assert!(crd["status"]["acceptedNames"]["kind"].is_null(), "{crd}");
+    let (ok, _, refused) = kubectl.run(&["get", "gadgets", "-n", "default"], None);
+    assert!(!ok && refused.contains("the server doesn't have a resource type \"gadgets\""), "not served: {refused}");
+
+    kubectl.ok(&["delete", "crd", "widgets.example.org"]);
+    kubectl.ok(&["wait", "--for=condition=Established", "crd/gadgets.example.org", "--timeout=10s"]);
+    let crd = json(&kubectl.ok(&["get", "crd", "gadgets.example.org", "-o", "json"]));
+    assert_eq!(condition(&crd, "NamesAccepted")["reason"], "NoConflicts");
+    assert_eq!(crd["status"]["acceptedNames"]["shortNames"], serde_json::json!(["widget"]));
+    kubectl.ok(&["get", "gadgets", "-n", "default"]);
+}
+
+const KUBEVIRT_SUBRESOURCES: &str = "apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1.subresources.kubevirt.io}
+spec:
+  group: subresources.kubevirt.io
+  version: v1
+  groupPriorityMinimum: 1000
+  versionPriority: 15
+  insecureSkipTLSVerify: true
+  service: {namespace: kubevirt, name: virt-api, port: 443}
+";
+
+const DISCOVERY_FAILED: &str = "unable to retrieve the complete list of server APIs: subresources.kubevirt.io/v1: the server is currently unable to handle the request";
+
+#[test]
+fn an_aggregated_api_without_its_service_fails_discovery_and_stalls_namespace_deletion() {
+    let (_dir, _server, kubectl) = fresh(&[]);
+    kubectl.ok(&["create", "namespace", "team"]);
+    kubectl.ok(&["create", "configmap", "settings", "-n", "team"]);
+    kubectl.ok_with(&["apply", "-f", "-"], Some(KUBEVIRT_SUBRESOURCES));
+    let api = until(&kubectl, &["get", "apiservice", "v1.subresources.kubevirt.io", "-o", "json"], "Available", |a| {
+        condition(a, "Available")["status"] == "False"
+    });
+    let available = condition(&api, "Available");
+    assert_eq!(
+        (available["reason"].as_str(), available["message"].as_str()),
+        (Some("ServiceNotFound"), Some("service/virt-api in \"kubevirt\" is not present"))
+    );
+    kubectl.ok(&["create", "namespace", "kubevirt"]);
+    kubectl.ok(&["create", "service", "clusterip", "virt-api", "-n", "kubevirt", "--tcp=443:8443"]);
+    let api = until(&kubectl, &["get", "apiservice", "v1.subresources.kubevirt.io", "-o", "json"], "a reason", |a| {
+        condition(a, "Available")["reason"] == "MissingEndpoints"
+    });
+    assert_eq!(
+        condition(&api, "Available")["message"],
+        "endpoints for service/virt-api in \"kubevirt\" have no addresses with port name \"\""
+    );
+
+    // Every client's discovery meets the 503; kubectl still answers for the other groups.
+    let (ok, _, error) = kubectl.run(&["api-resources"], None);
+    assert!(!ok && error.trim_end().ends_with(&format!("error: {DISCOVERY_FAILED}")), "{error}");
+    let (ok, listed, error) = kubectl.run(&["get", "configmaps", "-n", "team", "-o", "name"], None);
+    assert!(ok && listed.contains("configmap/settings"), "{error}");
+
+    // The namespace controller cannot call a namespace empty without discovering every type.
+    kubectl.ok(&["delete", "namespace", "team", "--wait=false"]);
+    let namespace = until(&kubectl, &["get", "namespace", "team", "-o", "json"], "the discovery failure", |ns| {
+        condition(ns, "NamespaceDeletionDiscoveryFailure")["status"] == "True"
+            && condition(ns, "NamespaceContentRemaining")["status"] == "False"
+    });
+    let failure = condition(&namespace, "NamespaceDeletionDiscoveryFailure");
+    assert_eq!(failure["reason"], "DiscoveryFailed");
+    assert_eq!(failure["message"], format!("Discovery failed for some groups, 1 failing: {DISCOVERY_FAILED}").as_str());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let namespace = json(&kubectl.ok(&["get", "namespace", "team", "-o", "json"]));
+    assert_eq!(namespace["status"]["phase"], "Terminating", "emptied, and still stalled: {namespace}");
+
+    // The usual way out: delete the APIService that outlived its Service.
+    kubectl.ok(&["delete", "apiservice", "v1.subresources.kubevirt.io"]);
+    kubectl.ok(&["wait", "--for=delete", "namespace/team", "--timeout=10s"]);
 }

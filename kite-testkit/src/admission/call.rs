@@ -3,7 +3,7 @@
 //! with the API server's sentence for why (`service "x" not found`, `no
 //! endpoints available for service "x"`, `connection refused`).
 
-use crate::registry::ResourceKey;
+use crate::service_routes::Route;
 use crate::store::Store;
 use serde_json::Value;
 use std::sync::Arc;
@@ -49,19 +49,10 @@ pub(super) fn unreachable(store: &Store, target: &WebhookTarget, url: &str) -> S
     let WebhookTarget::Service { namespace, name } = target else {
         return failed("dial tcp: connect: connection refused".into());
     };
-    let services = ResourceKey { group: String::new(), plural: "services".into() };
-    if store.get(&services, &(namespace.clone(), name.clone())).is_none() {
-        return failed(format!("service \"{name}\" not found"));
-    }
-    let slices = ResourceKey { group: "discovery.k8s.io".into(), plural: "endpointslices".into() };
-    let ready = store
-        .list(&slices)
-        .filter(|(k, s)| k.0 == *namespace && s["metadata"]["labels"]["kubernetes.io/service-name"] == name.as_str())
-        .flat_map(|(_, s)| s["endpoints"].as_array().cloned().unwrap_or_default())
-        .find(|e| e["conditions"]["ready"] == true);
-    match ready {
-        None => failed(format!("no endpoints available for service \"{name}\"")),
-        Some(endpoint) => {
+    match crate::service_routes::route(store, namespace, name) {
+        Route::NoService => failed(format!("service \"{name}\" not found")),
+        Route::NoReadyEndpoint => failed(format!("no endpoints available for service \"{name}\"")),
+        Route::Ready(endpoint) => {
             let ip = endpoint["addresses"][0].as_str().unwrap_or_default();
             failed(format!("dial tcp {ip}:443: connect: connection refused"))
         }

@@ -30,6 +30,11 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
     (status, [(http::header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }
 
+/// The group-versions aggregated APIs claim.
+fn aggregated(inner: &Inner) -> Vec<(String, String)> {
+    crate::apiservice::aggregated(&inner.store()).into_iter().map(|(group, version, _)| (group, version)).collect()
+}
+
 /// The answer for a path or resource the server does not serve.
 fn not_found() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "NotFound", "the server could not find the requested resource")
@@ -75,9 +80,23 @@ async fn handle(
         Route::Health => (StatusCode::OK, "ok").into_response(),
         Route::CoreVersions => json_response(StatusCode::OK, &discovery::core_versions()),
         Route::CoreResources => found(discovery::resources(&registry(), "", "v1")),
-        Route::Groups => json_response(StatusCode::OK, &discovery::groups(&registry())),
-        Route::Group(group) => found(discovery::group(&registry(), &group)),
-        Route::GroupResources(group, version) => found(discovery::resources(&registry(), &group, &version)),
+        Route::Groups => json_response(StatusCode::OK, &discovery::groups(&registry(), &aggregated(&inner))),
+        Route::Group(group) => found(discovery::group(&registry(), &aggregated(&inner), &group)),
+        Route::GroupResources(group, version) => {
+            let claimed = crate::apiservice::aggregated(&inner.store())
+                .into_iter()
+                .find(|(g, v, _)| *g == group && *v == version)
+                .map(|(_, _, available)| available);
+            match claimed {
+                // kube-aggregator's answer for an unavailable APIService: plain text, 503.
+                Some(false) => (StatusCode::SERVICE_UNAVAILABLE, "service unavailable\n").into_response(),
+                Some(true) => json_response(
+                    StatusCode::OK,
+                    &serde_json::json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": format!("{group}/{version}"), "resources": []}),
+                ),
+                None => found(discovery::resources(&registry(), &group, &version)),
+            }
+        }
         Route::OpenApi(path) if path == "v2" => {
             (StatusCode::OK, [(http::header::CONTENT_TYPE, openapi::V2_PROTOBUF)], Bytes::new()).into_response()
         }
