@@ -120,11 +120,21 @@ impl Faults {
         &self.log
     }
 
-    /// `"<verb> <resource>"` → count, since the last reset.
+    /// `"<verb> <resource>"` → count of answered requests, and `"denied
+    /// <verb> <resource or path>"` → count of refused ones, since the last reset.
     pub fn counts(&self) -> BTreeMap<String, u64> {
         let mut counts = BTreeMap::new();
         for record in &self.log {
             *counts.entry(format!("{} {}", record.verb.as_str(), record.resource)).or_insert(0) += 1;
+        }
+        for denial in &self.denials {
+            let what = denial["path"].as_str().or(denial["resource"].as_str()).unwrap_or_default();
+            let what = match denial["subresource"].as_str() {
+                Some(sub) => format!("{what}/{sub}"),
+                None => what.to_string(),
+            };
+            let verb = denial["verb"].as_str().unwrap_or_default();
+            *counts.entry(format!("denied {verb} {what}")).or_insert(0) += 1;
         }
         counts
     }

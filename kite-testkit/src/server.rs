@@ -290,6 +290,8 @@ impl FakeApiServer {
     /// `"<verb> <resource>"` → how many such requests were answered since the
     /// last [`reset_requests`](Self::reset_requests). Subresources count as
     /// `<resource>/<subresource>`, for example `"patch kitevirtualmachines/status"`.
+    /// Requests RBAC refused count as `"denied <verb> <resource>"` (who was
+    /// refused is in [`denials`](Self::denials)).
     pub fn request_counts(&self) -> BTreeMap<String, u64> {
         self.inner.faults().counts()
     }

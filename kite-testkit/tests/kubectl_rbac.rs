@@ -115,6 +115,9 @@ fn a_service_account_token_from_kubectl_create_token_gets_what_its_role_allows_a
         "{denials:?}"
     );
     assert!(!denials.iter().any(|d| d["user"] == "kubernetes-admin"), "the admin was never refused: {denials:?}");
+    let counts = json(&admin.ok(&["get", "--raw", "/testkit/requests"]));
+    assert_eq!(counts["denied create secrets"], 1, "{counts}");
+    assert!(counts["get configmaps"].as_u64().unwrap() >= 1, "{counts}");
 }
 
 #[test]
