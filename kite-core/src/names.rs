@@ -15,6 +15,11 @@ pub fn cloud_init_secret(vm: &str) -> String {
     format!("{vm}-cloud-init-userdata")
 }
 
+/// `<vm>-gateway-access`: the Role and RoleBinding that let the gateway read `<vm>-ssh-key`, and nothing else.
+pub fn gateway_access(vm: &str) -> String {
+    format!("{vm}-gateway-access")
+}
+
 /// `<vm>-disk`: the DataVolume cloned from the golden image.
 pub fn data_volume(vm: &str) -> String {
     format!("{vm}-disk")

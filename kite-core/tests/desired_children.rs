@@ -187,3 +187,31 @@ fn the_ready_condition_keeps_its_transition_time_while_its_status_stays() {
     let again = status(&vm, Some(&first), &observed, &verdict, Time("2026-01-02T00:00:00Z".parse().unwrap()));
     assert_eq!(first, again, "the same observation later changes nothing, so nothing is written");
 }
+
+#[test]
+fn the_gateway_may_get_the_machines_key_secret_and_nothing_else() {
+    use kite_core::vm::gateway_access::{self, GatewayAccount};
+    let vm = a_vm(PowerState::On);
+    let role = gateway_access::role(&vm).unwrap();
+    assert_eq!(role.metadata.name.as_deref(), Some("web-gateway-access"));
+    assert_eq!(role.metadata.namespace.as_deref(), Some("kite-user-ku-1"));
+    let rules = role.rules.unwrap();
+    assert_eq!(rules.len(), 1);
+    assert_eq!(rules[0].verbs, vec!["get"]);
+    assert_eq!(rules[0].resources.as_deref(), Some(&["secrets".to_string()][..]));
+    assert_eq!(
+        rules[0].resource_names.as_deref(),
+        Some(&["web-ssh-key".to_string()][..]),
+        "never an empty list, which means every name"
+    );
+    assert_eq!(role.metadata.owner_references.unwrap()[0].name, "web", "it goes with the machine");
+
+    let account = GatewayAccount { namespace: "kite".into(), name: "kite-gateway".into() };
+    let binding = gateway_access::binding(&vm, &account).unwrap();
+    assert_eq!((binding.role_ref.kind.as_str(), binding.role_ref.name.as_str()), ("Role", "web-gateway-access"));
+    let subject = &binding.subjects.unwrap()[0];
+    assert_eq!(
+        (subject.kind.as_str(), subject.name.as_str(), subject.namespace.as_deref()),
+        ("ServiceAccount", "kite-gateway", Some("kite"))
+    );
+}

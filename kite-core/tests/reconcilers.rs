@@ -23,7 +23,11 @@ fn phase_of(vm: &KiteVirtualMachine) -> Option<VirtualMachinePhase> {
 
 /// A cluster with the platform, user `alice` Ready and her machine `web` Running.
 async fn alice_with_a_running_machine() -> (Cluster, String) {
-    let mut cluster = Cluster::new().await;
+    alice_with_a_running_machine_on(Cluster::new().await).await
+}
+
+/// The same on `cluster`.
+async fn alice_with_a_running_machine_on(mut cluster: Cluster) -> (Cluster, String) {
     cluster.with_platform(a_platform()).await;
     cluster.run();
     let user = cluster.create_user(a_user("alice")).await;
@@ -360,5 +364,45 @@ async fn stopping_a_machine_is_observed_as_stopped() {
             .await
             .unwrap();
     assert_eq!(machine.data["spec"]["runStrategy"], "Halted");
+    cluster.stop().await;
+}
+
+#[tokio::test]
+async fn the_gateway_may_read_each_machines_key_secret_and_no_other_secret() {
+    use k8s_openapi::api::authorization::v1::SubjectAccessReview;
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    let (mut cluster, ns) = alice_with_a_running_machine_on(Cluster::with_rbac().await).await;
+    let client = cluster.client.clone();
+    eventually(WITHIN, "the gateway's grant", || async {
+        Api::<RoleBinding>::namespaced(client.clone(), &ns).get_opt("web-gateway-access").await.unwrap()
+    })
+    .await;
+    let role = Api::<Role>::namespaced(client.clone(), &ns).get("web-gateway-access").await.unwrap();
+    assert!(labels::is_managed_by_controller(role.metadata.labels.as_ref()));
+    assert_eq!(role.owner_references()[0].name, "web");
+
+    let reviews: Api<SubjectAccessReview> = Api::all(client.clone());
+    let gateway = format!("system:serviceaccount:{PLATFORM_NS}:{GATEWAY_ACCOUNT}");
+    let may_get = |namespace: &str, secret: &str| {
+        let review: SubjectAccessReview = serde_json::from_value(json!({ "spec": { "user": gateway,
+            "groups": ["system:serviceaccounts", format!("system:serviceaccounts:{PLATFORM_NS}"), "system:authenticated"],
+            "resourceAttributes": { "namespace": namespace, "verb": "get", "resource": "secrets", "name": secret } } }))
+        .unwrap();
+        let reviews = reviews.clone();
+        async move { reviews.create(&Default::default(), &review).await.unwrap().status.unwrap().allowed }
+    };
+    assert!(may_get(&ns, "web-ssh-key").await, "the machine's key Secret");
+    assert!(!may_get(&ns, "web-cloud-init-userdata").await, "not its cloud-init Secret (its host key and password)");
+    assert!(!may_get("kube-system", "web-ssh-key").await, "not another namespace");
+
+    Api::<KiteVirtualMachine>::namespaced(client.clone(), &ns).delete("web", &DeleteParams::default()).await.unwrap();
+    eventually(WITHIN, "the grant to go with the machine", || async {
+        let role = Api::<Role>::namespaced(client.clone(), &ns).get_opt("web-gateway-access").await.unwrap();
+        let binding = Api::<RoleBinding>::namespaced(client.clone(), &ns).get_opt("web-gateway-access").await.unwrap();
+        (role.is_none() && binding.is_none()).then_some(())
+    })
+    .await;
+    assert!(!may_get(&ns, "web-ssh-key").await);
+    assert!(cluster.server.denials().is_empty(), "the controller was refused nothing: {:?}", cluster.server.denials());
     cluster.stop().await;
 }

@@ -34,6 +34,10 @@ pub struct ControllerArgs {
     /// The controller's ServiceAccount (in the platform namespace), allowed to clone golden images.
     #[arg(long, default_value = "kite-controller")]
     pub service_account: String,
+    /// The SSH gateway's ServiceAccount (in the platform namespace): each machine grants it
+    /// `get` on that machine's key Secret alone.
+    #[arg(long, default_value = "kite-gateway")]
+    pub gateway_service_account: String,
     /// This replica's name in the Lease and in Events; defaults to `POD_NAME`, else the host name.
     #[arg(long)]
     pub identity: Option<String>,
@@ -52,6 +56,8 @@ pub struct Settings {
     pub namespace: String,
     /// The ServiceAccount allowed to clone golden images.
     pub service_account: String,
+    /// The SSH gateway's ServiceAccount, granted each machine's key Secret.
+    pub gateway_service_account: String,
     /// The name Events are reported from.
     pub identity: String,
 }
@@ -80,7 +86,12 @@ pub async fn run_reconcilers(client: Client, settings: &Settings, metrics: Metri
     }
     let (namespace, identity) = (settings.namespace.clone(), settings.identity.as_str());
     let tenants = context(&client, tenant::Config { platform_namespace: namespace.clone() }, &metrics, identity);
-    let machines = context(&client, vm::Config::default(), &metrics, identity);
+    let gateway_account = vm::gateway_access::GatewayAccount {
+        namespace: namespace.clone(),
+        name: settings.gateway_service_account.clone(),
+    };
+    let machines =
+        context(&client, vm::Config { gateway: Some(gateway_account), ..vm::Config::default() }, &metrics, identity);
     let exposure = context(&client, gateway::Config { platform_namespace: namespace.clone() }, &metrics, identity);
     let cloner = (namespace, settings.service_account.clone());
     let storage = context(&client, kite_storage::reconciler::Config { cloner }, &metrics, identity);
@@ -99,6 +110,7 @@ pub async fn run(args: ControllerArgs) -> anyhow::Result<()> {
     let settings = Settings {
         namespace: args.namespace.clone(),
         service_account: args.service_account.clone(),
+        gateway_service_account: args.gateway_service_account.clone(),
         identity: identity(&args),
     };
     let mut registry = prometheus_client::registry::Registry::default();

@@ -115,8 +115,12 @@ pub async fn run_until(
 
     // The controller.
     let (stop_sender, stop) = watch::channel(false);
-    let settings =
-        Settings { namespace: "kite".into(), service_account: "kite-controller".into(), identity: "kite-demo".into() };
+    let settings = Settings {
+        namespace: "kite".into(),
+        service_account: "kite-controller".into(),
+        gateway_service_account: "kite-gateway".into(),
+        identity: "kite-demo".into(),
+    };
     let mut registry = prometheus_client::registry::Registry::default();
     let metrics = Metrics::register(&mut registry);
     let controller = {

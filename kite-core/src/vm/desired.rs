@@ -21,17 +21,17 @@ use std::collections::BTreeMap;
 pub const VM_POD_LABEL: &str = "hy3ons.github.io/kite-vm";
 
 /// What every child needs of its `KiteVirtualMachine`.
-struct Parent<'a> {
-    name: &'a str,
-    namespace: &'a str,
+pub(super) struct Parent<'a> {
+    pub(super) name: &'a str,
+    pub(super) namespace: &'a str,
     owner: OwnerReference,
 }
 
-fn parent(vm: &KiteVirtualMachine) -> Result<Parent<'_>, Error> {
+pub(super) fn parent(vm: &KiteVirtualMachine) -> Result<Parent<'_>, Error> {
     Ok(Parent { name: vm.required_name()?, namespace: vm.required_namespace()?, owner: vm.required_owner()? })
 }
 
-fn meta(parent: &Parent<'_>, name: String) -> ObjectMeta {
+pub(super) fn meta(parent: &Parent<'_>, name: String) -> ObjectMeta {
     ObjectMeta {
         name: Some(name),
         namespace: Some(parent.namespace.to_string()),

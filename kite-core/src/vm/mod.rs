@@ -7,7 +7,8 @@
 //!    of the platform namespace by naming it);
 //! 2. creates the Secret `<vm>-ssh-key` once (the gateway's login key pair
 //!    and the VM's host key pair) and never regenerates it while it exists;
-//! 3. applies the Secret `<vm>-cloud-init-userdata`, the DataVolume
+//! 3. applies the Role and RoleBinding `<vm>-gateway-access` (the gateway
+//!    may read that Secret, and no other), the Secret `<vm>-cloud-init-userdata`, the DataVolume
 //!    `<vm>-disk` cloned from the golden image, the KubeVirt VirtualMachine
 //!    and the Service `vps-access-<vm>`, each owned by the machine and
 //!    labelled as Kite's ([`desired`] computes them);
@@ -20,6 +21,7 @@
 
 pub mod cloud_init;
 pub mod desired;
+pub mod gateway_access;
 mod key_secret;
 pub mod keys;
 pub mod status;
@@ -33,6 +35,7 @@ use crate::required::Required;
 use crate::{Error, names, quantity};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim, Secret, Service};
+use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use key_secret::ensure_keys;
 use keys::KeyGenerator;
 use kube::Client;
@@ -65,11 +68,15 @@ const PROGRESS: Duration = Duration::from_secs(10);
 pub struct Config {
     /// Makes the SSH key pairs; [`keys::Ed25519`] outside tests.
     pub keys: Arc<dyn KeyGenerator>,
+    /// The SSH gateway's ServiceAccount, granted `get` on each machine's
+    /// `<vm>-ssh-key` alone ([`gateway_access`]); no grant when `None`
+    /// (a gateway that may read those Secrets some other way).
+    pub gateway: Option<gateway_access::GatewayAccount>,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Self { keys: Arc::new(keys::Ed25519) }
+        Self { keys: Arc::new(keys::Ed25519), gateway: None }
     }
 }
 
@@ -112,6 +119,8 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
     Controller::new(Api::<KiteVirtualMachine>::all(client.clone()), watcher::Config::default())
         .owns(Api::<Secret>::all(client.clone()), ours.clone())
         .owns(Api::<Service>::all(client.clone()), ours.clone())
+        .owns(Api::<Role>::all(client.clone()), ours.clone())
+        .owns(Api::<RoleBinding>::all(client.clone()), ours.clone())
         .owns_with(Api::<DynamicObject>::all_with(client.clone(), &dv), dv.clone(), ours.clone())
         .owns_with(Api::<DynamicObject>::all_with(client.clone(), &machine), machine.clone(), ours)
         .reconcile_all_on(platform_changes(client.clone()))
@@ -153,6 +162,12 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
     let platform_spec = platform.map(|p| p.spec).unwrap_or_default();
 
     let (login, host) = ensure_keys(vm, ctx).await?;
+    if let Some(gateway) = &ctx.config.gateway {
+        let role = apply::to_json(&gateway_access::role(vm)?, "the gateway's Role")?;
+        apply::ensure(client, FIELD_MANAGER, &ApiResource::erase::<Role>(&()), &role).await?;
+        let binding = apply::to_json(&gateway_access::binding(vm, gateway)?, "the gateway's RoleBinding")?;
+        apply::ensure(client, FIELD_MANAGER, &ApiResource::erase::<RoleBinding>(&()), &binding).await?;
+    }
     let user_data = cloud_init::render(&cloud_init::UserData {
         hostname: &name,
         user: &vm.spec.ssh_id,
@@ -373,6 +388,8 @@ async fn remove_children(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Resu
     }
     let secret = ApiResource::erase::<Secret>(&());
     let children = [
+        (ApiResource::erase::<RoleBinding>(&()), names::gateway_access(&name)),
+        (ApiResource::erase::<Role>(&()), names::gateway_access(&name)),
         (ApiResource::erase::<Service>(&()), names::ssh_service(&name)),
         (resources::data_volume(), names::data_volume(&name)),
         (secret.clone(), names::cloud_init_secret(&name)),
