@@ -2,7 +2,7 @@
 //! HTTP API and web UI, the controller's and the gateway's wiring, and the
 //! command line that picks one.
 //!
-//! Each component is a subcommand: `kite crds`, `kite controller`,
+//! Each component is a subcommand: `kite crds`, `kite manifests`, `kite controller`,
 //! `kite gateway`, `kite api`, `kite demo` and `kite hash-password`.
 //! `kite demo` exists only with the `demo` cargo feature (on by default),
 //! because it runs the platform on kite-testkit's in-memory API server; a
@@ -32,6 +32,7 @@ mod demo;
 mod demo;
 mod gateway;
 mod hash_password;
+pub mod manifests;
 mod probes;
 mod signal;
 mod ui;
@@ -52,6 +53,10 @@ enum Command {
     ///
     /// Apply them with `kite crds | kubectl apply -f -`.
     Crds,
+    /// Print Kite's deployment on K3s (CRDs, namespace, RBAC, Deployments, Services, Ingress) as YAML.
+    ///
+    /// Apply it with `kite manifests --image … | kubectl apply -f -`.
+    Manifests(manifests::ManifestArgs),
     /// Run the whole platform on this machine, in memory, on loopback: the way to try Kite.
     Demo(demo::DemoArgs),
     /// Serve the HTTP API (`/api/v1`) and the web UI.
@@ -72,6 +77,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Crds => crds::print(),
+        Command::Manifests(args) => manifests::print(&args),
         Command::HashPassword => hash_password::run(),
         Command::Gateway(args) => runtime().and_then(|r| r.block_on(gateway::run(args))),
         Command::Demo(args) => runtime().and_then(|r| r.block_on(demo::run(args))),

@@ -108,6 +108,8 @@ const BUILTINS: &[Spec] = &[
     spec("batch", "v1", "Job", "jobs", true, &[]).with_status().with_generation().with_lists(POD_LISTS),
     spec("", "v1", "Endpoints", "endpoints", true, &["ep"]),
     spec("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", true, &[]),
+    spec("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", true, &["pdb"]).with_status().with_generation(),
+    spec("networking.k8s.io", "v1", "Ingress", "ingresses", true, &["ing"]).with_status().with_generation(),
     spec("coordination.k8s.io", "v1", "Lease", "leases", true, &[]),
     spec("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", false, &[]),
     spec("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", false, &[]),

@@ -32,7 +32,7 @@ pub struct GatewayArgs {
     pub host_key: Option<PathBuf>,
     /// With --kube: the Secret (in `--namespace`) holding the host key under `ssh-privatekey`;
     /// generated once when missing, so every replica and restart presents the same key.
-    #[arg(long, default_value = "kite-gateway-host-key")]
+    #[arg(long, default_value = HOST_KEY_SECRET)]
     pub host_key_secret: String,
     /// With --kube: the platform namespace, where the host key Secret lives.
     #[arg(long, default_value = "kite")]
@@ -44,6 +44,9 @@ pub struct GatewayArgs {
     #[arg(long, default_value = "cluster.local")]
     pub cluster_domain: String,
 }
+
+/// The default name of the Secret holding the gateway's host key.
+pub const HOST_KEY_SECRET: &str = "kite-gateway-host-key";
 
 /// `kite gateway`.
 pub async fn run(args: GatewayArgs) -> anyhow::Result<()> {

@@ -1,0 +1,151 @@
+//! How the components are reached: their Services, the Ingress for the
+//! web UI and the API through K3s' Traefik, and the NetworkPolicy of the
+//! platform namespace. The SSH gateway's exposure outside the cluster is
+//! not here: it is the operator's choice, in `KitePlatform`, and the
+//! controller's `kite-gateway-external`.
+
+use super::rbac::Component;
+use super::workloads::selector;
+use super::{Options, meta};
+use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
+use k8s_openapi::api::networking::v1::{
+    HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressRule, IngressServiceBackend, IngressSpec,
+    IngressTLS, NetworkPolicy, NetworkPolicyIngressRule, NetworkPolicyPeer, NetworkPolicyPort, NetworkPolicySpec,
+    ServiceBackendPort,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use std::collections::BTreeMap;
+
+/// The API's Service port.
+pub const API_PORT: i32 = 8080;
+/// The gateway's Service port, inside the cluster.
+pub const GATEWAY_PORT: i32 = 2222;
+
+fn service(component: Component, port: i32, target: &str, options: &Options) -> Service {
+    Service {
+        metadata: meta(component.name(), Some(&options.namespace)),
+        spec: Some(ServiceSpec {
+            type_: Some("ClusterIP".into()),
+            selector: Some(selector(component)),
+            ports: Some(vec![ServicePort {
+                name: Some(target.into()),
+                port,
+                target_port: Some(IntOrString::String(target.into())),
+                protocol: Some("TCP".into()),
+                ..ServicePort::default()
+            }]),
+            ..ServiceSpec::default()
+        }),
+        ..Service::default()
+    }
+}
+
+fn ingress(options: &Options) -> Ingress {
+    let backend = IngressBackend {
+        service: Some(IngressServiceBackend {
+            name: Component::Api.name().into(),
+            port: Some(ServiceBackendPort { number: Some(API_PORT), ..ServiceBackendPort::default() }),
+        }),
+        ..IngressBackend::default()
+    };
+    let entrypoint = if options.tls_secret.is_some() { "websecure" } else { "web" };
+    let mut metadata = meta("kite", Some(&options.namespace));
+    metadata.annotations = Some(BTreeMap::from([(
+        "traefik.ingress.kubernetes.io/router.entrypoints".to_string(),
+        entrypoint.to_string(),
+    )]));
+    Ingress {
+        metadata,
+        spec: Some(IngressSpec {
+            ingress_class_name: Some("traefik".into()),
+            rules: Some(vec![IngressRule {
+                host: options.public_host.clone(),
+                http: Some(HTTPIngressRuleValue {
+                    paths: vec![HTTPIngressPath { path: Some("/".into()), path_type: "Prefix".into(), backend }],
+                }),
+            }]),
+            tls: options.tls_secret.as_ref().map(|secret| {
+                vec![IngressTLS {
+                    hosts: options.public_host.clone().map(|h| vec![h]),
+                    secret_name: Some(secret.clone()),
+                }]
+            }),
+            ..IngressSpec::default()
+        }),
+        ..Ingress::default()
+    }
+}
+
+/// A NetworkPolicy of the platform namespace: `pods` (all when `None`)
+/// admit only what `rules` lists.
+fn policy(
+    name: &str,
+    pods: Option<Component>,
+    rules: Vec<NetworkPolicyIngressRule>,
+    options: &Options,
+) -> NetworkPolicy {
+    let pod_selector = LabelSelector { match_labels: pods.map(selector), ..LabelSelector::default() };
+    NetworkPolicy {
+        metadata: meta(name, Some(&options.namespace)),
+        spec: Some(NetworkPolicySpec {
+            pod_selector: Some(pod_selector),
+            policy_types: Some(vec!["Ingress".into()]),
+            ingress: Some(rules),
+            ..NetworkPolicySpec::default()
+        }),
+    }
+}
+
+/// Admits TCP to the named `port` from `from` (anywhere when `None`).
+fn allow(port: &str, from: Option<Vec<NetworkPolicyPeer>>) -> NetworkPolicyIngressRule {
+    NetworkPolicyIngressRule {
+        from,
+        ports: Some(vec![NetworkPolicyPort {
+            port: Some(IntOrString::String(port.into())),
+            protocol: Some("TCP".into()),
+            ..NetworkPolicyPort::default()
+        }]),
+    }
+}
+
+/// The platform namespace admits only the web UI and the API from the
+/// ingress controller's namespace, and SSH to the gateway from anywhere
+/// (letting in only who may log in is the gateway's job). Nothing else
+/// reaches the components; the kubelet's probes come from the node, which
+/// K3s' policy controller always admits.
+fn network_policies(options: &Options) -> Vec<NetworkPolicy> {
+    let ingress_controller = NetworkPolicyPeer {
+        namespace_selector: Some(LabelSelector {
+            match_labels: Some(BTreeMap::from([(
+                "kubernetes.io/metadata.name".to_string(),
+                options.ingress_namespace.clone(),
+            )])),
+            ..LabelSelector::default()
+        }),
+        ..NetworkPolicyPeer::default()
+    };
+    vec![
+        policy("kite-default-deny", None, Vec::new(), options),
+        policy(
+            "kite-api-from-ingress",
+            Some(Component::Api),
+            vec![allow("http", Some(vec![ingress_controller]))],
+            options,
+        ),
+        policy("kite-gateway-ssh", Some(Component::Gateway), vec![allow("ssh", None)], options),
+    ]
+}
+
+/// The Services, the Ingress and the NetworkPolicies.
+pub fn objects(options: &Options) -> Vec<serde_json::Value> {
+    [
+        serde_json::to_value(service(Component::Api, API_PORT, "http", options)),
+        serde_json::to_value(service(Component::Gateway, GATEWAY_PORT, "ssh", options)),
+        serde_json::to_value(ingress(options)),
+    ]
+    .into_iter()
+    .chain(network_policies(options).into_iter().map(serde_json::to_value))
+    .flatten()
+    .collect()
+}

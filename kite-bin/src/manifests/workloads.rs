@@ -1,0 +1,205 @@
+//! The three Deployments, their PodDisruptionBudgets and their
+//! ServiceAccounts: the restricted Pod Security profile, probes on the
+//! components' own endpoints, resources, and replicas spread over nodes.
+
+use super::rbac::Component;
+use super::{Options, labels, meta};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use k8s_openapi::api::core::v1::{
+    Capabilities, Container, ContainerPort, EnvVar, EnvVarSource, HTTPGetAction, ObjectFieldSelector,
+    PodSecurityContext, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, SeccompProfile, SecurityContext,
+    ServiceAccount, TopologySpreadConstraint,
+};
+use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use std::collections::BTreeMap;
+
+/// The user the image runs as (the `nonroot` user of distroless images).
+pub const RUN_AS: i64 = 65532;
+
+/// The ports a component serves: (name, port).
+pub fn ports(component: Component) -> &'static [(&'static str, i32)] {
+    match component {
+        Component::Controller => &[("http", 8081)],
+        Component::Api => &[("http", 8080)],
+        Component::Gateway => &[("ssh", 2222), ("http", 8082)],
+    }
+}
+
+/// The labels that select a component's pods (`app` is what `kite-gateway-external` selects).
+pub fn selector(component: Component) -> BTreeMap<String, String> {
+    BTreeMap::from([("app".to_string(), component.name().to_string())])
+}
+
+fn pod_labels(component: Component) -> BTreeMap<String, String> {
+    let mut all = labels();
+    all.extend(selector(component));
+    all.insert("app.kubernetes.io/component".into(), component.short().into());
+    all
+}
+
+fn args(component: Component, options: &Options) -> Vec<String> {
+    let namespace = options.namespace.clone();
+    let mut args: Vec<String> = match component {
+        Component::Controller => vec![
+            "controller".into(),
+            "--namespace".into(),
+            namespace,
+            "--service-account".into(),
+            component.name().into(),
+            "--gateway-service-account".into(),
+            Component::Gateway.name().into(),
+        ],
+        Component::Api => vec!["api".into(), "--namespace".into(), namespace],
+        Component::Gateway => vec!["gateway".into(), "--kube".into(), "--namespace".into(), namespace],
+    };
+    if component == Component::Api {
+        // Traefik forwards from a pod of the cluster network (K3s' default cluster CIDR).
+        args.extend(["--trusted-proxy".to_string(), options.pod_cidr.clone()]);
+        if options.tls_secret.is_some() {
+            args.push("--secure-cookies".into());
+        }
+    }
+    args
+}
+
+fn http_probe(path: &str, port: &str, period: i32, failures: i32) -> Probe {
+    Probe {
+        http_get: Some(HTTPGetAction {
+            path: Some(path.into()),
+            port: IntOrString::String(port.into()),
+            ..HTTPGetAction::default()
+        }),
+        period_seconds: Some(period),
+        failure_threshold: Some(failures),
+        timeout_seconds: Some(2),
+        ..Probe::default()
+    }
+}
+
+fn container(component: Component, options: &Options) -> Container {
+    let ready = match component {
+        // `/api/v1/health` answers 200 once the caches are synced and the cluster answers.
+        Component::Api => "/api/v1/health",
+        Component::Controller | Component::Gateway => "/readyz",
+    };
+    let quantity = |q: &str| Quantity(q.to_string());
+    Container {
+        name: component.short().into(),
+        image: Some(options.image.clone()),
+        image_pull_policy: Some("IfNotPresent".into()),
+        args: Some(args(component, options)),
+        env: Some(vec![
+            EnvVar {
+                name: "POD_NAME".into(),
+                value_from: Some(EnvVarSource {
+                    field_ref: Some(ObjectFieldSelector {
+                        field_path: "metadata.name".into(),
+                        ..ObjectFieldSelector::default()
+                    }),
+                    ..EnvVarSource::default()
+                }),
+                ..EnvVar::default()
+            },
+            EnvVar { name: "RUST_LOG".into(), value: Some("info".into()), ..EnvVar::default() },
+        ]),
+        ports: Some(
+            ports(component)
+                .iter()
+                .map(|(name, port)| ContainerPort {
+                    name: Some(name.to_string()),
+                    container_port: *port,
+                    ..ContainerPort::default()
+                })
+                .collect(),
+        ),
+        startup_probe: Some(http_probe("/healthz", "http", 2, 30)),
+        liveness_probe: Some(http_probe("/healthz", "http", 10, 3)),
+        readiness_probe: Some(http_probe(ready, "http", 5, 2)),
+        resources: Some(ResourceRequirements {
+            requests: Some(BTreeMap::from([("cpu".into(), quantity("50m")), ("memory".into(), quantity("64Mi"))])),
+            limits: Some(BTreeMap::from([("memory".into(), quantity("256Mi"))])),
+            ..ResourceRequirements::default()
+        }),
+        security_context: Some(SecurityContext {
+            allow_privilege_escalation: Some(false),
+            read_only_root_filesystem: Some(true),
+            capabilities: Some(Capabilities { drop: Some(vec!["ALL".into()]), ..Capabilities::default() }),
+            ..SecurityContext::default()
+        }),
+        ..Container::default()
+    }
+}
+
+fn deployment(component: Component, options: &Options) -> Deployment {
+    Deployment {
+        metadata: meta(component.name(), Some(&options.namespace)),
+        spec: DeploymentSpec {
+            replicas: Some(2),
+            selector: LabelSelector { match_labels: Some(selector(component)), ..LabelSelector::default() },
+            template: PodTemplateSpec {
+                metadata: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                    labels: Some(pod_labels(component)),
+                    ..Default::default()
+                }),
+                spec: Some(PodSpec {
+                    service_account_name: Some(component.name().into()),
+                    security_context: Some(PodSecurityContext {
+                        run_as_non_root: Some(true),
+                        run_as_user: Some(RUN_AS),
+                        run_as_group: Some(RUN_AS),
+                        seccomp_profile: Some(SeccompProfile {
+                            type_: "RuntimeDefault".into(),
+                            ..SeccompProfile::default()
+                        }),
+                        ..PodSecurityContext::default()
+                    }),
+                    containers: vec![container(component, options)],
+                    topology_spread_constraints: Some(vec![TopologySpreadConstraint {
+                        max_skew: 1,
+                        topology_key: "kubernetes.io/hostname".into(),
+                        when_unsatisfiable: "ScheduleAnyway".into(),
+                        label_selector: Some(LabelSelector {
+                            match_labels: Some(selector(component)),
+                            ..LabelSelector::default()
+                        }),
+                        ..TopologySpreadConstraint::default()
+                    }]),
+                    termination_grace_period_seconds: Some(30),
+                    ..PodSpec::default()
+                }),
+            },
+            ..DeploymentSpec::default()
+        },
+        ..Deployment::default()
+    }
+}
+
+fn disruption_budget(component: Component, options: &Options) -> PodDisruptionBudget {
+    PodDisruptionBudget {
+        metadata: meta(component.name(), Some(&options.namespace)),
+        spec: Some(PodDisruptionBudgetSpec {
+            max_unavailable: Some(IntOrString::Int(1)),
+            selector: Some(LabelSelector { match_labels: Some(selector(component)), ..LabelSelector::default() }),
+            ..PodDisruptionBudgetSpec::default()
+        }),
+        ..PodDisruptionBudget::default()
+    }
+}
+
+/// Per component: its ServiceAccount, Deployment and PodDisruptionBudget.
+pub fn objects(options: &Options) -> Vec<serde_json::Value> {
+    let mut objects = Vec::new();
+    for component in Component::ALL {
+        let account =
+            ServiceAccount { metadata: meta(component.name(), Some(&options.namespace)), ..ServiceAccount::default() };
+        objects.push(serde_json::to_value(account));
+    }
+    for component in Component::ALL {
+        objects.push(serde_json::to_value(deployment(component, options)));
+        objects.push(serde_json::to_value(disruption_budget(component, options)));
+    }
+    objects.into_iter().flatten().collect()
+}
