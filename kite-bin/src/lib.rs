@@ -30,7 +30,7 @@ mod demo;
 #[cfg(not(feature = "demo"))]
 #[path = "demo_unavailable.rs"]
 mod demo;
-mod gateway;
+pub mod gateway;
 mod hash_password;
 pub mod manifests;
 mod probes;

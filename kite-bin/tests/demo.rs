@@ -8,41 +8,12 @@
 mod support;
 
 use kite_testkit::fixtures::eventually;
-use kite_testkit::openssh::{free_port, require, run_bounded, ssh_client_options, text};
+use kite_testkit::openssh::{free_port, require, text};
 use reqwest::StatusCode;
 use serde_json::json;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::{Process, Session, kubectl};
-
-/// `ssh` to the gateway with a password (through SSH_ASKPASS), running `command`.
-fn ssh_with_password(port: u16, login: &str, password: &str, command: &str, dir: &Path) -> std::process::Output {
-    ssh_with_password_and_input(port, login, password, command, dir, None)
-}
-
-/// The same, feeding `input` to the command.
-fn ssh_with_password_and_input(
-    port: u16,
-    login: &str,
-    password: &str,
-    command: &str,
-    dir: &Path,
-    input: Option<Vec<u8>>,
-) -> std::process::Output {
-    let askpass = dir.join("askpass.sh");
-    std::fs::write(&askpass, format!("#!/bin/sh\nprintf '%s\\n' '{password}'\n")).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&askpass, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let mut ssh = Command::new(require("ssh"));
-    ssh.args(ssh_client_options())
-        .args(["-o", "ConnectTimeout=10", "-o", "PreferredAuthentications=password", "-o", "PubkeyAuthentication=no"])
-        .args(["-o", "NumberOfPasswordPrompts=1", "-p", &port.to_string(), &format!("{login}@127.0.0.1"), command])
-        .env("SSH_ASKPASS", &askpass)
-        .env("SSH_ASKPASS_REQUIRE", "force")
-        .env("DISPLAY", ":0");
-    run_bounded(ssh, input, Duration::from_secs(60))
-}
+use support::{Process, Session, kubectl, ssh_with_password, ssh_with_password_and_input};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn from_sign_up_to_a_shell_in_a_machine_and_back() {

@@ -80,6 +80,9 @@ pub struct RequestRecord {
     pub name: Option<String>,
     /// The field manager of a write, if one was given.
     pub field_manager: Option<String>,
+    /// Who made it, when the server authenticates (RBAC mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
 }
 
 /// The fault rules, the latency and the request log.

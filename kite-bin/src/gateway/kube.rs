@@ -58,7 +58,7 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<()> {
 
 /// The host key in the Secret `namespace/name` (`ssh-privatekey`), made and
 /// stored once when there is none, so replicas and restarts share it.
-async fn host_key_from_secret(client: &kube::Client, namespace: &str, name: &str) -> anyhow::Result<PrivateKey> {
+pub async fn host_key_from_secret(client: &kube::Client, namespace: &str, name: &str) -> anyhow::Result<PrivateKey> {
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let what = format!("the host key Secret {namespace}/{name}");
     for _ in 0..3 {

@@ -5,6 +5,8 @@
 mod config;
 mod kube;
 
+pub use kube::host_key_from_secret;
+
 use anyhow::Context;
 use clap::Args;
 use kite_ssh::{Router, StaticBackend};

@@ -218,3 +218,37 @@ impl Session {
 pub fn a_machine(name: &str, ssh_id: &str) -> Value {
     json!({ "name": name, "sshId": ssh_id, "sshPassword": "machine-password", "domainPrefix": name })
 }
+
+/// `ssh` to the gateway with a password (through SSH_ASKPASS), running `command`.
+pub fn ssh_with_password(
+    port: u16,
+    login: &str,
+    password: &str,
+    command: &str,
+    dir: &std::path::Path,
+) -> std::process::Output {
+    ssh_with_password_and_input(port, login, password, command, dir, None)
+}
+
+/// The same, feeding `input` to the command.
+pub fn ssh_with_password_and_input(
+    port: u16,
+    login: &str,
+    password: &str,
+    command: &str,
+    dir: &std::path::Path,
+    input: Option<Vec<u8>>,
+) -> std::process::Output {
+    let askpass = dir.join("askpass.sh");
+    std::fs::write(&askpass, format!("#!/bin/sh\nprintf '%s\\n' '{password}'\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&askpass, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut ssh = Command::new(kite_testkit::openssh::require("ssh"));
+    ssh.args(kite_testkit::openssh::ssh_client_options())
+        .args(["-o", "ConnectTimeout=10", "-o", "PreferredAuthentications=password", "-o", "PubkeyAuthentication=no"])
+        .args(["-o", "NumberOfPasswordPrompts=1", "-p", &port.to_string(), &format!("{login}@127.0.0.1"), command])
+        .env("SSH_ASKPASS", &askpass)
+        .env("SSH_ASKPASS_REQUIRE", "force")
+        .env("DISPLAY", ":0");
+    kite_testkit::openssh::run_bounded(ssh, input, Duration::from_secs(60))
+}

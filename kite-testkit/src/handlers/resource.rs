@@ -34,7 +34,7 @@ pub(super) async fn answer(
     if let Some(answer) = reviews(inner, user, verb, &resource, &path, headers, body).await? {
         return Ok(answer);
     }
-    inject_faults(inner, record_of(verb, &resource, &path, query)).await?;
+    inject_faults(inner, record_of(verb, &resource, &path, query, user)).await?;
     let api_version = resource.api_version(&path.version);
     let body = read_body(&api_version, &resource.kind, headers, body)?;
     let accept = headers.get(http::header::ACCEPT).and_then(|a| a.to_str().ok()).unwrap_or("");
@@ -233,6 +233,7 @@ fn record_of(
     resource: &ResourceType,
     path: &ResourcePath,
     query: &HashMap<String, String>,
+    user: Option<&UserInfo>,
 ) -> RequestRecord {
     let resource_name = match &path.subresource {
         Some(sub) => format!("{}/{sub}", resource.plural),
@@ -244,6 +245,7 @@ fn record_of(
         namespace: path.namespace.clone(),
         name: path.name.clone(),
         field_manager: query.get("fieldManager").cloned(),
+        user: user.map(|u| u.name.clone()),
     }
 }
 

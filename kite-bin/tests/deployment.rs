@@ -1,0 +1,384 @@
+//! The reference deployment, run as it would run. `deploy/k3s/kite.yaml` is
+//! applied with the real kubectl to kite-fake-apiserver authorizing by RBAC,
+//! over HTTPS; the simulated kubelet makes the Deployments Available. Then
+//! the components run, each with a kubeconfig holding its own
+//! ServiceAccount's token (never the admin's):
+//! - `kite controller` and `kite api` as processes;
+//! - the gateway in this process, with the same code as `kite gateway --kube`
+//!   (host key from its Secret, the Kubernetes backend), because its way to
+//!   a machine is the cluster's DNS name of the machine's Service, which does
+//!   not exist here. So the machines' addresses come from kite-testkit's
+//!   guests, and the gateway logs in to them as the user running the test.
+//!
+//! The whole journey runs: sign-up, a machine, its Running phase, an SSH
+//! login through the gateway, a disk grown by the operator, an offer made and
+//! claimed, a user deleted, the settings changed, the machine deleted. No
+//! request of any component is refused, and every rule granted is used.
+//! A second test removes one rule from the API's Role, and sign-up fails,
+//! with the API server's 403 in the API's log.
+
+mod support;
+
+use kite_bin::manifests::rbac::{self, Component, Scope};
+use kite_bin::manifests::{ManifestArgs, objects};
+use kite_ssh::kube::{AddressResolver, KubeBackend};
+use kite_ssh::{Router, RouterOptions};
+use kite_testkit::FakeApiServer;
+use kite_testkit::fixtures::eventually;
+use kite_testkit::openssh::{free_port, require, text};
+use kite_testkit::rbac::AuthorizationMode;
+use kite_testkit::sim::{GuestConfig, Guests, SimulationConfig};
+use reqwest::StatusCode;
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+use support::{Process, Session, kubectl, ssh_with_password};
+
+const DEPLOYMENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/k3s/kite.yaml");
+
+/// The machines' addresses, from the guests the simulation runs.
+struct GuestAddresses(Arc<Guests>);
+
+impl AddressResolver for GuestAddresses {
+    fn address(&self, namespace: &str, service: &str, _port: u16) -> String {
+        self.0.address(namespace, service).map_or_else(|| "127.0.0.1:0".to_string(), |a| a.to_string())
+    }
+}
+
+/// The user running the test: the guests' sshd logs in no other.
+fn login_user() -> String {
+    std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| text(&Command::new("id").arg("-un").output().unwrap().stdout).trim().to_string())
+}
+
+/// The cluster with the deployment applied and its Deployments Available.
+struct Cluster {
+    server: FakeApiServer,
+    address: std::net::SocketAddr,
+    admin: PathBuf,
+    dir: tempfile::TempDir,
+    _simulation: kite_testkit::sim::Simulation,
+    _workloads: kite_testkit::sim::workloads::Workloads,
+}
+
+impl Cluster {
+    async fn with_deployment() -> Self {
+        let server = FakeApiServer::builder().authorization(AuthorizationMode::Rbac).build().unwrap();
+        let simulation = SimulationConfig {
+            step: Duration::from_millis(20),
+            import_steps: 3,
+            clone_steps: 3,
+            load_balancer_ip: Some("127.0.0.1".into()),
+            ..SimulationConfig::default()
+        };
+        let simulation = kite_testkit::sim::start(&server, simulation).unwrap();
+        let workloads = kite_testkit::sim::workloads::start(&server, Default::default()).unwrap();
+        let address = server.listen_tls("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let admin = dir.path().join("admin.kubeconfig");
+        kite_testkit::kubeconfig::write_text(&admin, &server.admin_kubeconfig(address).unwrap()).unwrap();
+        let kubeconfig = admin.clone();
+        tokio::task::spawn_blocking(move || {
+            kubectl(&kubeconfig, &["create", "namespace", "longhorn-system"]);
+            kubectl(&kubeconfig, &["apply", "-f", DEPLOYMENT]);
+            let wait = ["wait", "--for=condition=Available", "deployment", "--all", "-n", "kite", "--timeout=30s"];
+            kubectl(&kubeconfig, &wait);
+            // The operator's platform: one golden image, imported by the controller.
+            let platform = serde_json::to_string(&kite_core::api::KitePlatform::new(
+                kite_core::api::PLATFORM_NAME,
+                kite_testkit::fixtures::a_platform(),
+            ))
+            .unwrap();
+            let path = kubeconfig.with_file_name("platform.json");
+            std::fs::write(&path, platform).unwrap();
+            kubectl(&kubeconfig, &["apply", "-f", path.to_str().unwrap()]);
+        })
+        .await
+        .unwrap();
+        Self { server, address, admin, dir, _simulation: simulation, _workloads: workloads }
+    }
+
+    /// A kubeconfig for `component`'s ServiceAccount, with a token from the TokenRequest API.
+    fn kubeconfig(&self, component: Component) -> PathBuf {
+        let text = self.server.service_account_kubeconfig(self.address, "kite", component.name()).unwrap();
+        let path = self.dir.path().join(format!("{}.kubeconfig", component.name()));
+        kite_testkit::kubeconfig::write_text(&path, &text).unwrap();
+        path
+    }
+
+    fn log(&self, component: Component) -> PathBuf {
+        self.dir.path().join(format!("{}.log", component.name()))
+    }
+
+    /// Starts `kite <args>` as `component`, logging to its file.
+    fn start(&self, component: Component, args: &[&str]) -> Process {
+        let log = std::fs::File::create(self.log(component)).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_kite"))
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(self.kubeconfig(component))
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        Process(child)
+    }
+
+    /// `kite api` as its account; its base URL once it answers healthy.
+    async fn start_api(&self) -> (Process, String) {
+        let port = free_port();
+        let api = self.start(Component::Api, &["api", "--namespace", "kite", "--listen", &format!("127.0.0.1:{port}")]);
+        let base = format!("http://127.0.0.1:{port}");
+        let http = reqwest::Client::new();
+        eventually(Duration::from_secs(30), "kite api to answer healthy", || async {
+            let answer = http.get(format!("{base}/api/v1/health")).send().await.ok()?;
+            (answer.status() == StatusCode::OK).then_some(())
+        })
+        .await;
+        (api, base)
+    }
+
+    fn logs(&self) -> String {
+        Component::ALL
+            .iter()
+            .map(|c| format!("--- {}:\n{}", c.name(), std::fs::read_to_string(self.log(*c)).unwrap_or_default()))
+            .collect()
+    }
+}
+
+fn session(base: &str) -> Session {
+    Session { http: reqwest::Client::new(), base: base.to_string(), token: None, cookies: None, csrf: None }
+}
+
+async fn sign_up(base: &str, name: &str) -> (StatusCode, serde_json::Value) {
+    session(base)
+        .post(
+            "/auth/signup",
+            json!({ "username": name, "email": format!("{name}@example.org"), "password": format!("{name}-password") }),
+        )
+        .await
+}
+
+async fn signed_in(base: &str, name: &str) -> Session {
+    let (status, login) = session(base)
+        .post("/auth/login", json!({ "email": format!("{name}@example.org"), "password": format!("{name}-password") }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{login}");
+    Session { token: login["token"].as_str().map(str::to_string), ..session(base) }
+}
+
+/// The gateway, in this process, as its account: host key from its Secret, the Kubernetes backend.
+async fn start_gateway(cluster: &Cluster, guests: Arc<Guests>) -> (u16, tokio::sync::watch::Sender<bool>) {
+    let path = cluster.kubeconfig(Component::Gateway);
+    let kubeconfig = kube::config::Kubeconfig::read_from(&path).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    let host_key =
+        kite_bin::gateway::host_key_from_secret(&client, "kite", kite_bin::gateway::HOST_KEY_SECRET).await.unwrap();
+    let backend = KubeBackend::start(client, GuestAddresses(guests)).with_upstream_user(login_user());
+    let port = free_port();
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let router = Router::new(backend, host_key, RouterOptions::default());
+    tokio::spawn(async move {
+        let _ = router
+            .serve(listener, async move {
+                let _ = stopped.wait_for(|s| *s).await;
+            })
+            .await;
+    });
+    (port, stop)
+}
+
+/// Whether `component` made a request that `grant` allows.
+fn used(requests: &[kite_testkit::RequestRecord], component: Component, grant: &rbac::Grant) -> bool {
+    let account = format!("system:serviceaccount:kite:{}", component.name());
+    requests.iter().any(|r| {
+        r.user.as_deref() == Some(account.as_str())
+            && grant.resources.contains(&r.resource.as_str())
+            && grant.verbs.contains(&r.verb.as_str())
+            && match &grant.scope {
+                Scope::Cluster => true,
+                Scope::Namespace(namespace) => r.namespace.as_deref() == Some(namespace.as_str()),
+            }
+            && (grant.names.is_empty() || r.name.as_ref().is_some_and(|n| grant.names.contains(n)))
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_deployment_runs_the_whole_journey_with_each_component_under_its_own_account() {
+    require("sshd");
+    let cluster = Cluster::with_deployment().await;
+    let guests = Arc::new(kite_testkit::sim::start_guests(
+        &cluster.server,
+        GuestConfig {
+            root: cluster.dir.path().join("machines"),
+            login_user: login_user(),
+            poll: Duration::from_millis(100),
+        },
+    ));
+    let controller_port = free_port();
+    let _controller = cluster.start(
+        Component::Controller,
+        &[
+            "controller",
+            "--namespace",
+            "kite",
+            "--listen",
+            &format!("127.0.0.1:{controller_port}"),
+            "--identity",
+            "test",
+        ],
+    );
+    let (_api, base) = cluster.start_api().await;
+    let (ssh, _gateway) = start_gateway(&cluster, guests.clone()).await;
+
+    // Sign-up: the first account is the admin.
+    let (status, body) = sign_up(&base, "ada").await;
+    assert_eq!(status, StatusCode::CREATED, "{body}\n{}", cluster.logs());
+    let ada = signed_in(&base, "ada").await;
+    let created = eventually(Duration::from_secs(60), "the machine to be accepted", || async {
+        let (status, body) =
+            ada.post("/vms", json!({ "name": "web", "sshId": "ada_web", "sshPassword": "machine-password" })).await;
+        match status {
+            StatusCode::CREATED => Some(body),
+            StatusCode::UNPROCESSABLE_ENTITY | StatusCode::CONFLICT => None,
+            other => panic!("creating the machine: {other} {body}\n{}", cluster.logs()),
+        }
+    })
+    .await;
+    let namespace = created["vm"]["namespace"].as_str().unwrap_or_default().to_string();
+    eventually(Duration::from_secs(90), "the machine to run", || async {
+        (ada.get("/vms/web").await.1["vm"]["phase"] == "Running").then_some(())
+    })
+    .await;
+    let session = eventually(Duration::from_secs(30), "an SSH session in the machine", || async {
+        let output = ssh_with_password(ssh, "ada_web", "machine-password", "echo kite-deployed", cluster.dir.path());
+        output.status.success().then_some(output)
+    })
+    .await;
+    assert!(text(&session.stdout).contains("kite-deployed"));
+
+    // The operator grows the machine's disk; the controller expands its claim.
+    let kubeconfig = cluster.admin.clone();
+    let grown = namespace.clone();
+    tokio::task::spawn_blocking(move || {
+        let disk = r#"{"spec":{"disk":"64Gi"}}"#;
+        let namespace = if grown.is_empty() { "--all-namespaces".to_string() } else { format!("--namespace={grown}") };
+        kubectl(&kubeconfig, &["patch", "ktvm", "web", &namespace, "--type=merge", "-p", disk]);
+    })
+    .await
+    .unwrap();
+    eventually(Duration::from_secs(30), "the claim to grow", || async {
+        let requests = cluster.server.requests();
+        requests.iter().any(|r| r.resource == "persistentvolumeclaims" && r.verb.as_str() == "patch").then_some(())
+    })
+    .await;
+
+    // An offer for a second user, claimed; then that user is deleted.
+    let (status, body) = sign_up(&base, "bob").await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let bob = signed_in(&base, "bob").await;
+    let (status, body) = ada
+        .post("/admin/vm-offers", json!({ "targetUser": "bob@example.org", "cpu": 1, "memory": "1Gi", "disk": "20Gi" }))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let offer = body["offer"]["name"].as_str().unwrap().to_string();
+    eventually(Duration::from_secs(60), "the offer to be claimed", || async {
+        let (status, body) = bob
+            .post(
+                &format!("/vm-offers/{offer}/claim"),
+                json!({ "sshId": "bob_gift", "sshPassword": "machine-password" }),
+            )
+            .await;
+        match status {
+            StatusCode::CREATED => Some(()),
+            StatusCode::NOT_FOUND | StatusCode::CONFLICT | StatusCode::UNPROCESSABLE_ENTITY => None,
+            other => panic!("claiming the offer: {other} {body}"),
+        }
+    })
+    .await;
+    let (status, body) = ada.delete("/admin/users/bob").await;
+    assert!(status.is_success(), "{status} {body}");
+    let (status, body) = ada.patch("/admin/settings", json!({ "baseDomain": "example.net" })).await;
+    assert!(status.is_success(), "{status} {body}");
+
+    // The machine goes, and with it the gateway's grant.
+    let (status, body) = ada.delete("/vms/web").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    eventually(Duration::from_secs(60), "the machine to be gone", || async {
+        (ada.get("/vms/web").await.0 == StatusCode::NOT_FOUND).then_some(())
+    })
+    .await;
+    // Bob's namespace goes with him.
+    eventually(Duration::from_secs(60), "the deleted user's namespace to be deleted", || async {
+        cluster
+            .server
+            .requests()
+            .iter()
+            .any(|r| r.resource == "namespaces" && r.verb.as_str() == "delete")
+            .then_some(())
+    })
+    .await;
+
+    let denied = cluster.server.denials();
+    assert!(denied.is_empty(), "no component was refused anything: {denied:#?}\n{}", cluster.logs());
+    let requests = cluster.server.requests();
+    let gateway = "system:serviceaccount:kite:kite-gateway";
+    assert!(
+        requests.iter().any(|r| r.user.as_deref() == Some(gateway)
+            && r.resource == "secrets"
+            && r.name.as_deref() == Some("web-ssh-key")),
+        "the gateway read the machine's key Secret through the machine's own grant"
+    );
+    // Every rule is used, but one: the controller holds `create` on
+    // `datavolumes/source` so that Kubernetes lets it grant that right (the
+    // golden-image cloner Role), and CDI checks it; nobody calls it.
+    let grants = rbac::grants(&ManifestArgs::default().namespaces());
+    let unused: Vec<String> = grants
+        .iter()
+        .filter(|g| !g.resources.contains(&"datavolumes/source"))
+        .filter(|g| !used(&requests, g.component, g))
+        .map(|g| format!("{} {:?} {:?} {:?} in {:?}", g.component.name(), g.resources, g.verbs, g.names, g.scope))
+        .collect();
+    assert!(unused.is_empty(), "rules granted and never used: {unused:#?}");
+    drop(guests);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_one_rule_of_its_role_the_api_fails_and_its_log_names_the_refusal() {
+    let cluster = Cluster::with_deployment().await;
+    let role = json!([{ "op": "remove", "path": format!("/rules/{}", api_role_rule_index("configmaps")) }]).to_string();
+    let kubeconfig = cluster.admin.clone();
+    tokio::task::spawn_blocking(move || {
+        kubectl(&kubeconfig, &["patch", "role", "kite-api", "-n", "kite", "--type=json", "-p", &role]);
+    })
+    .await
+    .unwrap();
+    let (_api, base) = cluster.start_api().await;
+    let (status, body) = sign_up(&base, "ada").await;
+    assert!(status.is_server_error(), "sign-up cannot reserve the name: {status} {body}");
+    assert!(!body.to_string().contains("forbidden"), "the user gets a sentence, not the API server's: {body}");
+    let refusal = "configmaps is forbidden: User \"system:serviceaccount:kite:kite-api\" cannot create resource \"configmaps\" in API group \"\" in the namespace \"kite\"";
+    eventually(Duration::from_secs(5), "the refusal in the API's log", || async {
+        std::fs::read_to_string(cluster.log(Component::Api)).unwrap_or_default().contains(refusal).then_some(())
+    })
+    .await;
+    assert!(cluster.server.denials().iter().any(|d| d["resource"] == "configmaps" && d["verb"] == "create"));
+}
+
+/// The index of the rule on `resource` in the API's Role in the platform namespace.
+fn api_role_rule_index(resource: &str) -> usize {
+    let all = objects(&ManifestArgs::default()).unwrap();
+    let role = all
+        .iter()
+        .find(|o| o["kind"] == "Role" && o["metadata"]["name"] == "kite-api" && o["metadata"]["namespace"] == "kite")
+        .unwrap();
+    role["rules"].as_array().unwrap().iter().position(|r| r["resources"][0] == resource).unwrap()
+}
