@@ -12,7 +12,7 @@
 //!
 //! The whole journey runs: sign-up, a machine, its Running phase, an SSH
 //! login through the gateway, a disk grown by the operator, an offer made and
-//! claimed, a user deleted, the settings changed, the machine deleted. No
+//! claimed, a user deleted, SSH exposed outside the cluster, the machine deleted. No
 //! request of any component is refused, and every rule granted is used.
 //! A second test removes one rule from the API's Role, and sign-up fails,
 //! with the API server's 403 in the API's log.
@@ -306,8 +306,34 @@ async fn the_deployment_runs_the_whole_journey_with_each_component_under_its_own
     .await;
     let (status, body) = ada.delete("/admin/users/bob").await;
     assert!(status.is_success(), "{status} {body}");
-    let (status, body) = ada.patch("/admin/settings", json!({ "baseDomain": "example.net" })).await;
+    // The operator exposes SSH outside the cluster, from the settings page: on
+    // 2222, never the node's own sshd port. ServiceLB (here, the simulation)
+    // gives the Service an address, and only then is the gateway Ready.
+    let exposure =
+        json!({ "baseDomain": "example.net", "sshGateway": { "externalEnabled": true, "externalPort": 2222 } });
+    let (status, body) = ada.patch("/admin/settings", exposure).await;
     assert!(status.is_success(), "{status} {body}");
+    let kubeconfig = cluster.admin.clone();
+    let (platform, service) = tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let platform: serde_json::Value =
+                serde_json::from_str(&kubectl(&kubeconfig, &["get", "kiteplatform", "kite", "-o", "json"])).unwrap();
+            if platform["status"]["sshGateway"]["phase"] == "Ready" {
+                let service =
+                    kubectl(&kubeconfig, &["get", "service", "kite-gateway-external", "-n", "kite", "-o", "json"]);
+                break (platform, serde_json::from_str::<serde_json::Value>(&service).unwrap());
+            }
+            assert!(std::time::Instant::now() < deadline, "the gateway is not Ready: {platform}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(platform["status"]["sshGateway"]["observedExternalPort"], 2222, "{platform}");
+    assert_eq!(service["spec"]["type"], "LoadBalancer");
+    assert_eq!(service["spec"]["selector"]["app"], "kite-gateway", "it selects the Deployment's pods");
+    assert_eq!(service["status"]["loadBalancer"]["ingress"][0]["ip"], "127.0.0.1");
 
     // The machine goes, and with it the gateway's grant.
     let (status, body) = ada.delete("/vms/web").await;
