@@ -13,7 +13,9 @@ use reqwest::StatusCode;
 use serde_json::json;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::{Process, Session, kubectl, ssh_with_password, ssh_with_password_and_input};
+use support::{
+    Process, Session, create_machine_when_accepted, kubectl, ssh_with_password, ssh_with_password_and_input,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn from_sign_up_to_a_shell_in_a_machine_and_back() {
@@ -63,16 +65,10 @@ async fn from_sign_up_to_a_shell_in_a_machine_and_back() {
     assert_eq!(status, StatusCode::OK, "{login}");
     let ada = Session { token: login["token"].as_str().map(str::to_string), ..anonymous.clone() };
 
-    let created = eventually(Duration::from_secs(60), "the machine to be accepted", || async {
-        let (status, body) =
-            ada.post("/vms", json!({ "name": "web", "sshId": "ada_web", "sshPassword": "machine-password" })).await;
-        match status {
-            StatusCode::CREATED => Some(body),
-            // The image is still importing, or the workspace is being prepared: both say so and pass.
-            StatusCode::UNPROCESSABLE_ENTITY | StatusCode::CONFLICT => None,
-            other => panic!("creating the machine: {other} {body}"),
-        }
-    })
+    let created = create_machine_when_accepted(
+        &ada,
+        json!({ "name": "web", "sshId": "ada_web", "sshPassword": "machine-password" }),
+    )
     .await;
     assert_eq!(created["vm"]["sshId"], "ada_web");
     let running = eventually(Duration::from_secs(90), "the machine to run", || async {

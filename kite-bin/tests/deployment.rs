@@ -34,7 +34,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
-use support::{Process, Session, kubectl, ssh_with_password};
+use support::{Process, Session, create_machine_when_accepted, kubectl, ssh_with_password};
 
 const DEPLOYMENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/k3s/kite.yaml");
 
@@ -243,15 +243,10 @@ async fn the_deployment_runs_the_whole_journey_with_each_component_under_its_own
     let (status, body) = sign_up(&base, "ada").await;
     assert_eq!(status, StatusCode::CREATED, "{body}\n{}", cluster.logs());
     let ada = signed_in(&base, "ada").await;
-    let created = eventually(Duration::from_secs(60), "the machine to be accepted", || async {
-        let (status, body) =
-            ada.post("/vms", json!({ "name": "web", "sshId": "ada_web", "sshPassword": "machine-password" })).await;
-        match status {
-            StatusCode::CREATED => Some(body),
-            StatusCode::UNPROCESSABLE_ENTITY | StatusCode::CONFLICT => None,
-            other => panic!("creating the machine: {other} {body}\n{}", cluster.logs()),
-        }
-    })
+    let created = create_machine_when_accepted(
+        &ada,
+        json!({ "name": "web", "sshId": "ada_web", "sshPassword": "machine-password" }),
+    )
     .await;
     let namespace = created["vm"]["namespace"].as_str().unwrap_or_default().to_string();
     eventually(Duration::from_secs(90), "the machine to run", || async {

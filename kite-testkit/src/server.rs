@@ -90,6 +90,16 @@ impl Builder {
     }
 }
 
+/// A listener on `address` (port 0 picks a free one), and the address it got.
+async fn bind(address: SocketAddr) -> Result<(TcpListener, SocketAddr), Error> {
+    let listener = TcpListener::bind(address)
+        .await
+        .map_err(|source| Error::Io { what: format!("listening on {address}"), source })?;
+    let bound =
+        listener.local_addr().map_err(|source| Error::Io { what: "reading the listening address".into(), source })?;
+    Ok((listener, bound))
+}
+
 /// The user of the admin kubeconfig and of [`FakeApiServer::client`], in `system:masters`.
 pub const ADMIN: &str = "kubernetes-admin";
 
@@ -210,12 +220,7 @@ impl FakeApiServer {
     /// Listens on `address` (port 0 picks a free one) and serves in a
     /// background task; returns the bound address.
     pub async fn listen(&self, address: SocketAddr) -> Result<SocketAddr, Error> {
-        let listener = TcpListener::bind(address)
-            .await
-            .map_err(|source| Error::Io { what: format!("listening on {address}"), source })?;
-        let bound = listener
-            .local_addr()
-            .map_err(|source| Error::Io { what: "reading the listening address".into(), source })?;
+        let (listener, bound) = bind(address).await?;
         let server = self.clone();
         self.inner.runtime.spawn(async move {
             if let Err(error) = server.serve(listener).await {
@@ -231,12 +236,7 @@ impl FakeApiServer {
     /// and each `O` as a group. Returns the bound address.
     pub async fn listen_tls(&self, address: SocketAddr) -> Result<SocketAddr, Error> {
         let acceptor = self.inner.pki()?.acceptor();
-        let listener = TcpListener::bind(address)
-            .await
-            .map_err(|source| Error::Io { what: format!("listening on {address}"), source })?;
-        let bound = listener
-            .local_addr()
-            .map_err(|source| Error::Io { what: "reading the listening address".into(), source })?;
+        let (listener, bound) = bind(address).await?;
         let router = self.router();
         let runtime = self.inner.runtime.clone();
         self.inner.runtime.spawn(async move {

@@ -117,9 +117,9 @@ pub fn objects(options: &Options) -> anyhow::Result<Vec<serde_json::Value>> {
         objects.push(serde_json::to_value(crd).context("could not render a CRD")?);
     }
     objects.push(serde_json::to_value(namespace(options)).context("could not render the namespace")?);
-    objects.extend(rbac::objects(&options.namespaces()));
-    objects.extend(workloads::objects(options));
-    objects.extend(network::objects(options));
+    objects.extend(rbac::objects(&options.namespaces()).context("could not render the RBAC objects")?);
+    objects.extend(workloads::objects(options).context("could not render the workloads")?);
+    objects.extend(network::objects(options).context("could not render the Services, Ingress and policies")?);
     Ok(objects)
 }
 

@@ -138,7 +138,7 @@ fn network_policies(options: &Options) -> Vec<NetworkPolicy> {
 }
 
 /// The Services, the Ingress and the NetworkPolicies.
-pub fn objects(options: &Options) -> Vec<serde_json::Value> {
+pub fn objects(options: &Options) -> Result<Vec<serde_json::Value>, serde_json::Error> {
     [
         serde_json::to_value(service(Component::Api, API_PORT, "http", options)),
         serde_json::to_value(service(Component::Gateway, GATEWAY_PORT, "ssh", options)),
@@ -146,6 +146,5 @@ pub fn objects(options: &Options) -> Vec<serde_json::Value> {
     ]
     .into_iter()
     .chain(network_policies(options).into_iter().map(serde_json::to_value))
-    .flatten()
     .collect()
 }

@@ -333,7 +333,7 @@ fn subject(component: Component, platform: &str) -> Vec<Subject> {
 
 /// The RBAC objects of every grant: per component, a ClusterRole and its
 /// binding, and a Role and its binding in each namespace it has grants in.
-pub fn objects(namespaces: &Namespaces) -> Vec<serde_json::Value> {
+pub fn objects(namespaces: &Namespaces) -> Result<Vec<serde_json::Value>, serde_json::Error> {
     let mut by_place: BTreeMap<(Component, Scope), Vec<PolicyRule>> = BTreeMap::new();
     for grant in grants(namespaces) {
         by_place.entry((grant.component, grant.scope.clone())).or_default().push(rule(&grant));
@@ -354,7 +354,7 @@ pub fn objects(namespaces: &Namespaces) -> Vec<serde_json::Value> {
                     },
                     subjects,
                 };
-                [serde_json::to_value(role), serde_json::to_value(binding)]
+                [serde_json::to_value(role)?, serde_json::to_value(binding)?]
             }
             Scope::Namespace(namespace) => {
                 let role = Role { metadata: meta(name, Some(&namespace)), rules: Some(rules) };
@@ -367,12 +367,12 @@ pub fn objects(namespaces: &Namespaces) -> Vec<serde_json::Value> {
                     },
                     subjects,
                 };
-                [serde_json::to_value(role), serde_json::to_value(binding)]
+                [serde_json::to_value(role)?, serde_json::to_value(binding)?]
             }
         };
-        objects.extend(value.into_iter().flatten());
+        objects.extend(value);
     }
-    objects
+    Ok(objects)
 }
 
 /// The book's table of every grant, in Markdown.

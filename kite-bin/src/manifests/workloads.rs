@@ -190,16 +190,16 @@ fn disruption_budget(component: Component, options: &Options) -> PodDisruptionBu
 }
 
 /// Per component: its ServiceAccount, Deployment and PodDisruptionBudget.
-pub fn objects(options: &Options) -> Vec<serde_json::Value> {
+pub fn objects(options: &Options) -> Result<Vec<serde_json::Value>, serde_json::Error> {
     let mut objects = Vec::new();
     for component in Component::ALL {
         let account =
             ServiceAccount { metadata: meta(component.name(), Some(&options.namespace)), ..ServiceAccount::default() };
-        objects.push(serde_json::to_value(account));
+        objects.push(serde_json::to_value(account)?);
     }
     for component in Component::ALL {
-        objects.push(serde_json::to_value(deployment(component, options)));
-        objects.push(serde_json::to_value(disruption_budget(component, options)));
+        objects.push(serde_json::to_value(deployment(component, options))?);
+        objects.push(serde_json::to_value(disruption_budget(component, options))?);
     }
-    objects.into_iter().flatten().collect()
+    Ok(objects)
 }

@@ -252,3 +252,18 @@ pub fn ssh_with_password_and_input(
         .env("DISPLAY", ":0");
     kite_testkit::openssh::run_bounded(ssh, input, Duration::from_secs(60))
 }
+
+/// Asks `session`'s API for the machine `body` describes until it is
+/// accepted (`201`): while the image imports or the user's namespace is
+/// being prepared, the API says so (`422`, `409`) and the request is repeated.
+pub async fn create_machine_when_accepted(session: &Session, body: Value) -> Value {
+    eventually(Duration::from_secs(60), "the machine to be accepted", || async {
+        let (status, answer) = session.post("/vms", body.clone()).await;
+        match status {
+            StatusCode::CREATED => Some(answer),
+            StatusCode::UNPROCESSABLE_ENTITY | StatusCode::CONFLICT => None,
+            other => panic!("creating the machine: {other} {answer}"),
+        }
+    })
+    .await
+}
