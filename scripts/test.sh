@@ -2,10 +2,11 @@
 # Runs every test of the workspace: unit, integration and doc tests.
 # This is the README's test command, and .ci/run calls it as it is.
 #
-# The tests drive real peers: the OpenSSH client and sshd, and headless
-# Chromium with chromedriver for the web UI (installed here when missing,
-# from Debian's packages), and kubectl (on the machine). A test whose tool
-# is missing fails and says so; it never passes silently.
+# The tests drive real peers: the OpenSSH client and sshd, headless
+# Chromium with chromedriver for the web UI, and `unshare` and `ip` for the
+# test that runs in a network namespace of its own (all installed here when
+# missing, from Debian's packages), and kubectl (on the machine). A test
+# whose tool is missing fails and says so; it never passes silently.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +15,9 @@ missing=()
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
+# The deployment test runs in a network namespace of its own (unshare, ip).
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "installing ${missing[*]} for the SSH and browser tests"

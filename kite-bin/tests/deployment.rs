@@ -3,12 +3,15 @@
 //! over HTTPS; the simulated kubelet makes the Deployments Available. Then
 //! the components run, each with a kubeconfig holding its own
 //! ServiceAccount's token (never the admin's):
-//! - `kite controller` and `kite api` as processes;
-//! - the gateway in this process, with the same code as `kite gateway --kube`
-//!   (host key from its Secret, the Kubernetes backend), because its way to
-//!   a machine is the cluster's DNS name of the machine's Service, which does
-//!   not exist here. So the machines' addresses come from kite-testkit's
-//!   guests, and the gateway logs in to them as the user running the test.
+//! - `kite controller`, `kite api` and `kite gateway --kube` as processes.
+//!
+//! The gateway reaches a machine as it does on a cluster, by the cluster DNS
+//! name of the machine's Service, port 22. So the journey runs in a network
+//! namespace of its own (`kite_testkit::netns`, which needs root), where
+//! each of kite-testkit's guests listens on port 22 of a loopback address
+//! of its own and its Services' names are in the namespace's `/etc/hosts`.
+//! The guests' sshd logs in only the user running the test, so the gateway
+//! runs with `--upstream-user` set to that user.
 //!
 //! The whole journey runs: sign-up, a machine, its Running phase, an SSH
 //! login through the gateway, a disk grown by the operator, an offer made and
@@ -21,31 +24,19 @@ mod support;
 
 use kite_bin::manifests::rbac::{self, Component, Scope};
 use kite_bin::manifests::{ManifestArgs, objects};
-use kite_ssh::kube::{AddressResolver, KubeBackend};
-use kite_ssh::{Router, RouterOptions};
 use kite_testkit::FakeApiServer;
 use kite_testkit::fixtures::eventually;
 use kite_testkit::openssh::{free_port, require, text};
 use kite_testkit::rbac::AuthorizationMode;
-use kite_testkit::sim::{GuestConfig, Guests, SimulationConfig};
+use kite_testkit::sim::{GuestConfig, GuestNetwork, SimulationConfig};
 use reqwest::StatusCode;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::time::Duration;
 use support::{Process, Session, create_machine_when_accepted, kubectl, ssh_with_password};
 
 const DEPLOYMENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/k3s/kite.yaml");
-
-/// The machines' addresses, from the guests the simulation runs.
-struct GuestAddresses(Arc<Guests>);
-
-impl AddressResolver for GuestAddresses {
-    fn address(&self, namespace: &str, service: &str, _port: u16) -> String {
-        self.0.address(namespace, service).map_or_else(|| "127.0.0.1:0".to_string(), |a| a.to_string())
-    }
-}
 
 /// The user running the test: the guests' sshd logs in no other.
 fn login_user() -> String {
@@ -173,27 +164,32 @@ async fn signed_in(base: &str, name: &str) -> Session {
     Session { token: login["token"].as_str().map(str::to_string), ..session(base) }
 }
 
-/// The gateway, in this process, as its account: host key from its Secret, the Kubernetes backend.
-async fn start_gateway(cluster: &Cluster, guests: Arc<Guests>) -> (u16, tokio::sync::watch::Sender<bool>) {
-    let path = cluster.kubeconfig(Component::Gateway);
-    let kubeconfig = kube::config::Kubeconfig::read_from(&path).unwrap();
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.unwrap();
-    let client = kube::Client::try_from(config).unwrap();
-    let host_key =
-        kite_bin::gateway::host_key_from_secret(&client, "kite", kite_bin::gateway::HOST_KEY_SECRET).await.unwrap();
-    let backend = KubeBackend::start(client, GuestAddresses(guests)).with_upstream_user(login_user());
-    let port = free_port();
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap();
-    let (stop, mut stopped) = tokio::sync::watch::channel(false);
-    let router = Router::new(backend, host_key, RouterOptions::default());
-    tokio::spawn(async move {
-        let _ = router
-            .serve(listener, async move {
-                let _ = stopped.wait_for(|s| *s).await;
-            })
-            .await;
-    });
-    (port, stop)
+/// `kite gateway --kube` as its account, logging in to the guests as the
+/// test's user; its SSH port once it is Ready (the machines and users listed).
+async fn start_gateway(cluster: &Cluster) -> (Process, u16) {
+    let (ssh, http) = (free_port(), free_port());
+    let gateway = cluster.start(
+        Component::Gateway,
+        &[
+            "gateway",
+            "--kube",
+            "--namespace",
+            "kite",
+            "--listen",
+            &format!("127.0.0.1:{ssh}"),
+            "--http",
+            &format!("127.0.0.1:{http}"),
+            "--upstream-user",
+            &login_user(),
+        ],
+    );
+    let client = reqwest::Client::new();
+    eventually(Duration::from_secs(30), "kite gateway to be Ready", || async {
+        let answer = client.get(format!("http://127.0.0.1:{http}/readyz")).send().await.ok()?;
+        (answer.status() == StatusCode::OK).then_some(())
+    })
+    .await;
+    (gateway, ssh)
 }
 
 /// Whether `component` made a request that `grant` allows.
@@ -213,16 +209,19 @@ fn used(requests: &[kite_testkit::RequestRecord], component: Component, grant: &
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_deployment_runs_the_whole_journey_with_each_component_under_its_own_account() {
+    let this = "the_deployment_runs_the_whole_journey_with_each_component_under_its_own_account";
+    let Some(hosts_file) = tokio::task::block_in_place(|| kite_testkit::netns::rerun_isolated(this)) else { return };
     require("sshd");
     let cluster = Cluster::with_deployment().await;
-    let guests = Arc::new(kite_testkit::sim::start_guests(
+    let guests = kite_testkit::sim::start_guests(
         &cluster.server,
         GuestConfig {
             root: cluster.dir.path().join("machines"),
             login_user: login_user(),
             poll: Duration::from_millis(100),
+            network: GuestNetwork::ServiceNames { hosts_file, domain: "cluster.local".into() },
         },
-    ));
+    );
     let controller_port = free_port();
     let _controller = cluster.start(
         Component::Controller,
@@ -237,7 +236,7 @@ async fn the_deployment_runs_the_whole_journey_with_each_component_under_its_own
         ],
     );
     let (_api, base) = cluster.start_api().await;
-    let (ssh, _gateway) = start_gateway(&cluster, guests.clone()).await;
+    let (_gateway, ssh) = start_gateway(&cluster).await;
 
     // Sign-up: the first account is the admin.
     let (status, body) = sign_up(&base, "ada").await;

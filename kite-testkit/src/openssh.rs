@@ -61,8 +61,13 @@ pub fn wait_for_port(port: u16) {
 /// `authorized_keys`, pid file and log are in `dir`: key login only, no
 /// PAM, verbose logs; `extra` lines are appended.
 pub fn sshd_config(dir: &Path, port: u16, extra: &str) -> String {
+    sshd_config_at(dir, std::net::SocketAddr::from(([127, 0, 0, 1], port)), extra)
+}
+
+/// [`sshd_config`] for a server listening on `address`.
+pub fn sshd_config_at(dir: &Path, address: std::net::SocketAddr, extra: &str) -> String {
     format!(
-        "ListenAddress 127.0.0.1:{port}\nHostKey {dir}/host_key\nAuthorizedKeysFile {dir}/authorized_keys\n\
+        "ListenAddress {address}\nHostKey {dir}/host_key\nAuthorizedKeysFile {dir}/authorized_keys\n\
          PidFile {dir}/sshd.pid\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
          PermitRootLogin prohibit-password\nUsePAM no\nStrictModes no\nSubsystem sftp internal-sftp\nLogLevel VERBOSE\n{extra}",
         dir = dir.display()

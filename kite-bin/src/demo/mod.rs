@@ -18,7 +18,7 @@ use kite_core::reconcile::Metrics;
 use kite_ssh::kube::KubeBackend;
 use kite_ssh::{Router, RouterOptions};
 use kite_testkit::FakeApiServer;
-use kite_testkit::sim::{GuestConfig, SimulationConfig};
+use kite_testkit::sim::{GuestConfig, GuestNetwork, SimulationConfig};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -131,7 +131,12 @@ pub async fn run_until(
     // The machines' guests and the gateway routing to them.
     let guests = Arc::new(kite_testkit::sim::start_guests(
         &server,
-        GuestConfig { root: guests_dir, login_user: login_user.clone(), poll: Duration::from_millis(200) },
+        GuestConfig {
+            root: guests_dir,
+            login_user: login_user.clone(),
+            poll: Duration::from_millis(200),
+            network: GuestNetwork::LoopbackPorts,
+        },
     ));
     let host_key = kite_ssh::host_key::load_or_generate(&state_dir.join("gateway_host_key"))
         .context("loading the gateway's host key")?;

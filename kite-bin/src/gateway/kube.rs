@@ -35,7 +35,10 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<()> {
     let probes = Probes::new(registry);
     let http = probes.serve(args.http).await?;
 
-    let backend = KubeBackend::start(client, ClusterDns { domain: args.cluster_domain.clone() });
+    let mut backend = KubeBackend::start(client, ClusterDns { domain: args.cluster_domain.clone() });
+    if let Some(user) = &args.upstream_user {
+        backend = backend.with_upstream_user(user);
+    }
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;

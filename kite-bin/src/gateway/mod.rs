@@ -45,6 +45,10 @@ pub struct GatewayArgs {
     /// With --kube: the cluster's DNS domain, for the machines' Service names.
     #[arg(long, default_value = "cluster.local")]
     pub cluster_domain: String,
+    /// With --kube: log in to every machine as this account instead of as its sshId (the
+    /// account Kite's cloud-init creates), for golden images whose gateway account is fixed.
+    #[arg(long, requires = "kube")]
+    pub upstream_user: Option<String>,
 }
 
 /// The default name of the Secret holding the gateway's host key.

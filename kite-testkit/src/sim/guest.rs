@@ -7,7 +7,11 @@
 //!
 //! The machine's Services route to it when their selector matches the
 //! instance's labels, as a real Service's endpoints would; [`Guests::address`]
-//! is the address a Service resolves to. The whole chain (the controller's
+//! is the address a Service resolves to. With [`GuestNetwork::ServiceNames`]
+//! each guest listens on port 22 of a loopback address of its own and the
+//! Services' cluster DNS names are written to a hosts file, so a process
+//! that dials `<service>.<namespace>.svc.<domain>:22`, as Kite's gateway
+//! does, reaches the guest as it would on a cluster. The whole chain (the controller's
 //! Secret, its cloud-init, its Service selector) is thereby checked by a
 //! real SSH login.
 
@@ -32,12 +36,73 @@ pub struct GuestConfig {
     pub login_user: String,
     /// How often running instances are looked for.
     pub poll: Duration,
+    /// How guests are reached.
+    pub network: GuestNetwork,
+}
+
+/// How guests are reached.
+#[derive(Clone, Debug, Default)]
+pub enum GuestNetwork {
+    /// Each guest's sshd on a port of its own on `127.0.0.1`; only
+    /// [`Guests::address`] knows which.
+    #[default]
+    LoopbackPorts,
+    /// Each guest's sshd on port 22 of a loopback address of its own
+    /// (`127.77.0.1` and on), and every Service that selects a guest
+    /// written to `hosts_file` in `/etc/hosts` form as
+    /// `<address> <service>.<namespace>.svc.<domain>`, the name the cluster's
+    /// DNS would answer. The file is rewritten in place (never replaced), so
+    /// it can be bind-mounted over `/etc/hosts`. Port 22 needs root and a
+    /// network namespace of its own, where the host's port 22 is not in
+    /// the way: see [`crate::netns`].
+    ServiceNames {
+        /// The hosts file to keep.
+        hosts_file: PathBuf,
+        /// The cluster domain, `cluster.local` on most clusters.
+        domain: String,
+    },
+}
+
+impl GuestNetwork {
+    /// Where the `index`th guest booted listens.
+    fn address(&self, index: u32) -> Result<SocketAddr, String> {
+        match self {
+            Self::LoopbackPorts => std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map_err(|e| format!("no free port: {e}")),
+            Self::ServiceNames { .. } => {
+                let host = u16::try_from(index + 1).map_err(|_| "more than 65535 guests booted".to_string())?;
+                let [high, low] = host.to_be_bytes();
+                Ok(SocketAddr::from(([127, 77, high, low], 22)))
+            }
+        }
+    }
+
+    /// Writes the DNS names of `routes` when they differ from `written`.
+    fn publish(&self, routes: &HashMap<(String, String), SocketAddr>, written: &mut String) {
+        let Self::ServiceNames { hosts_file, domain } = self else { return };
+        let mut lines: Vec<String> = routes
+            .iter()
+            .map(|((namespace, service), address)| format!("{} {service}.{namespace}.svc.{domain}", address.ip()))
+            .collect();
+        lines.sort();
+        let text = format!(
+            "127.0.0.1 localhost\n::1 localhost\n{}",
+            lines.iter().map(|l| format!("{l}\n")).collect::<String>()
+        );
+        if text != *written {
+            match std::fs::write(hosts_file, &text) {
+                Ok(()) => *written = text,
+                Err(error) => tracing::warn!(file = %hosts_file.display(), %error, "cannot write the Services' names"),
+            }
+        }
+    }
 }
 
 /// A booted guest: its sshd, killed when dropped.
 struct Guest {
     uid: String,
-    port: u16,
+    address: SocketAddr,
     labels: serde_json::Map<String, Value>,
     child: Child,
 }
@@ -90,6 +155,8 @@ pub fn start_guests(server: &FakeApiServer, config: GuestConfig) -> Guests {
 async fn run(weak: Weak<Inner>, config: GuestConfig, routes: Arc<RwLock<HashMap<(String, String), SocketAddr>>>) {
     let mut guests: HashMap<(String, String), Guest> = HashMap::new();
     let mut failed: HashSet<String> = HashSet::new();
+    let mut booted = 0u32;
+    let mut published = String::new();
     let mut ticker = tokio::time::interval(config.poll);
     loop {
         ticker.tick().await;
@@ -107,9 +174,11 @@ async fn run(weak: Weak<Inner>, config: GuestConfig, routes: Arc<RwLock<HashMap<
             if guests.contains_key(&key) || failed.contains(&uid) {
                 continue;
             }
-            match boot(&inner, &config, vmi) {
+            let booting = config.network.address(booted).and_then(|address| boot(&inner, &config, vmi, address));
+            booted += 1;
+            match booting {
                 Ok(guest) => {
-                    tracing::info!(namespace = %key.0, vm = %key.1, port = guest.port, "guest booted: sshd on loopback");
+                    tracing::info!(namespace = %key.0, vm = %key.1, address = %guest.address, "guest booted: sshd on loopback");
                     guests.insert(key, guest);
                 }
                 Err(error) => {
@@ -120,6 +189,7 @@ async fn run(weak: Weak<Inner>, config: GuestConfig, routes: Arc<RwLock<HashMap<
         }
         let table = service_routes(&inner, &guests);
         drop(inner);
+        config.network.publish(&table, &mut published);
         *routes.write().unwrap_or_else(|p| p.into_inner()) = table;
     }
 }
@@ -138,10 +208,7 @@ fn service_routes(
             .iter()
             .find(|((ns, _), guest)| ns == namespace && selector.iter().all(|(k, v)| guest.labels.get(k) == Some(v)));
         if let Some((_, guest)) = backing {
-            table.insert(
-                (namespace.to_string(), name_of(&service).to_string()),
-                SocketAddr::from(([127, 0, 0, 1], guest.port)),
-            );
+            table.insert((namespace.to_string(), name_of(&service).to_string()), guest.address);
         }
     }
     table
@@ -177,7 +244,7 @@ fn user_data(inner: &Arc<Inner>, vmi: &Value) -> Result<UserData, String> {
     Ok(UserData { host_key: host_key.to_string(), authorized })
 }
 
-fn boot(inner: &Arc<Inner>, config: &GuestConfig, vmi: &Value) -> Result<Guest, String> {
+fn boot(inner: &Arc<Inner>, config: &GuestConfig, vmi: &Value, address: SocketAddr) -> Result<Guest, String> {
     let data = user_data(inner, vmi)?;
     let sshd = sshd_path().ok_or("sshd is missing: install openssh-server to reach the demo's machines")?;
     let dir = config.root.join(namespace_of(vmi)).join(name_of(vmi));
@@ -186,16 +253,12 @@ fn boot(inner: &Arc<Inner>, config: &GuestConfig, vmi: &Value) -> Result<Guest, 
     let _ = std::fs::create_dir_all("/run/sshd");
     write_private(&dir.join("host_key"), data.host_key.as_bytes())?;
     write_private(&dir.join("authorized_keys"), (data.authorized.join("\n") + "\n").as_bytes())?;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| format!("no free port: {e}"))?;
     let shell = format!(
         "ForceCommand export HOME='{home}'; cd \"$HOME\"; if [ -n \"$SSH_ORIGINAL_COMMAND\" ]; then exec /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"; else exec /bin/sh -i; fi\n",
         home = home.display()
     );
     let extra = format!("AllowUsers {}\n{shell}", config.login_user);
-    std::fs::write(dir.join("sshd_config"), crate::openssh::sshd_config(&dir, port, &extra))
+    std::fs::write(dir.join("sshd_config"), crate::openssh::sshd_config_at(&dir, address, &extra))
         .map_err(|e| format!("cannot write the sshd configuration: {e}"))?;
     let log = std::fs::File::create(dir.join("sshd.log")).map_err(|e| format!("cannot create the sshd log: {e}"))?;
     let child = Command::new(sshd)
@@ -208,7 +271,7 @@ fn boot(inner: &Arc<Inner>, config: &GuestConfig, vmi: &Value) -> Result<Guest, 
         .map_err(|e| format!("cannot start sshd: {e}"))?;
     let labels = vmi["metadata"]["labels"].as_object().cloned().unwrap_or_default();
     let uid = vmi["metadata"]["uid"].as_str().unwrap_or_default().to_string();
-    Ok(Guest { uid, port, labels, child })
+    Ok(Guest { uid, address, labels, child })
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {

@@ -28,7 +28,7 @@ mod kubevirt;
 mod service_lb;
 pub mod workloads;
 
-pub use guest::{GuestConfig, Guests, sshd_path, start_guests};
+pub use guest::{GuestConfig, GuestNetwork, Guests, sshd_path, start_guests};
 
 use crate::state::Inner;
 use crate::write::{PatchKind, WriteCtx};
