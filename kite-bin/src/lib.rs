@@ -3,7 +3,8 @@
 //! command line that picks one.
 //!
 //! Each component is a subcommand: `kite crds`, `kite manifests`, `kite controller`,
-//! `kite gateway`, `kite api`, `kite demo` and `kite hash-password`.
+//! `kite gateway`, `kite api`, `kite demo`, `kite install`, `kite doctor` and
+//! `kite hash-password`.
 //! `kite demo` exists only with the `demo` cargo feature (on by default),
 //! because it runs the platform on kite-testkit's in-memory API server; a
 //! production build (`--no-default-features`) links no kite-testkit.
@@ -33,6 +34,7 @@ mod demo;
 pub mod gateway;
 mod hash_password;
 pub mod manifests;
+pub mod operate;
 mod probes;
 mod signal;
 mod ui;
@@ -67,6 +69,10 @@ enum Command {
     Gateway(gateway::GatewayArgs),
     /// Read a password on standard input and print its argon2id hash.
     HashPassword,
+    /// Install Kite on a cluster: check it, show the plan, apply it and wait on what it observes.
+    Install(operate::install::InstallArgs),
+    /// Check an installation as an operator would by hand, each finding with its fix; non-zero when unhealthy.
+    Doctor(operate::doctor::DoctorArgs),
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -83,5 +89,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Demo(args) => runtime().and_then(|r| r.block_on(demo::run(args))),
         Command::Api(args) => runtime().and_then(|r| r.block_on(api::run(args))),
         Command::Controller(args) => runtime().and_then(|r| r.block_on(controller::run(args))),
+        Command::Install(args) => runtime().and_then(|r| r.block_on(operate::install::run(args))),
+        Command::Doctor(args) => runtime().and_then(|r| r.block_on(operate::doctor::run(args))),
     }
 }

@@ -251,6 +251,20 @@ fn kite_platform_round_trips() {
             progress: Some("45.20%".into()),
             message: Some("Importing.".into()),
         }],
+        installation: Some(Installation {
+            operation: InstallOperation::Install,
+            kite_version: "0.1.0".into(),
+            image: "localhost/kite@sha256:ab".into(),
+            image_digest: Some("sha256:ab".into()),
+            installed_by: "kubernetes-admin".into(),
+            completed_at: time("2026-07-01T09:00:00Z"),
+            stack: vec![StackComponent {
+                name: "kubevirt".into(),
+                version: Some("v1.6.0".into()),
+                manifest_sha256: None,
+                installed_by_kite: false,
+            }],
+        }),
     });
     assert_round_trip(
         &platform,
@@ -276,7 +290,11 @@ fn kite_platform_round_trips() {
                                "observedExternalPort": 12311, "observedServiceName": "kite-gateway-external",
                                "lastTransitionTime": "2026-07-01T10:00:00Z"},
                 "goldenImages": [{"name": "ubuntu-22.04", "ready": false, "phase": "ImportInProgress",
-                                  "progress": "45.20%", "message": "Importing."}]
+                                  "progress": "45.20%", "message": "Importing."}],
+                "installation": {"operation": "Install", "kiteVersion": "0.1.0", "image": "localhost/kite@sha256:ab",
+                                 "imageDigest": "sha256:ab", "installedBy": "kubernetes-admin",
+                                 "completedAt": "2026-07-01T09:00:00Z",
+                                 "stack": [{"name": "kubevirt", "version": "v1.6.0", "installedByKite": false}]}
             }
         }),
     );

@@ -283,6 +283,7 @@ async fn write_status(
         conditions: ours,
         ssh_gateway: None,
         golden_images: images,
+        installation: None,
     };
     let name = platform.required_name()?;
     apply_status(&Api::<KitePlatform>::all(ctx.client.clone()), name, STATUS_MANAGER, &status).await

@@ -5,6 +5,7 @@
 
 mod access_level;
 mod condition;
+mod installation;
 mod offer;
 mod platform;
 mod schema;
@@ -13,6 +14,7 @@ mod virtual_machine;
 
 pub use access_level::AccessLevel;
 pub use condition::{Condition, ConditionStatus, condition_types, set_condition};
+pub use installation::{InstallOperation, Installation, StackComponent};
 pub use offer::{KiteVirtualMachineOffer, KiteVirtualMachineOfferSpec, KiteVirtualMachineOfferStatus, OfferPhase};
 pub use platform::{
     ContainerLimits, DataLocality, GatewayPhase, GoldenImage, GoldenImageSource, GoldenImageStatus, HostFallbackSpec,

@@ -389,6 +389,9 @@ pub struct KitePlatformStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["name".into()]))]
     pub golden_images: Vec<GoldenImageStatus>,
+    /// What is installed, recorded by `kite install` and `kite upgrade`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub installation: Option<super::installation::Installation>,
 }
 
 /// The state of the gateway's exposure.

@@ -1,0 +1,341 @@
+//! `kite install`: checks the cluster, then applies Kite's CRDs (waiting
+//! until they are `Established`), its deployment (waiting until the
+//! Deployments are `Available`) and the `KitePlatform` (waiting until its
+//! golden images and the gateway's exposure are Ready), and records what was
+//! installed in the platform's status. It first waits for namespaces of a
+//! previous install that are still Terminating to go, never racing them.
+//!
+//! KubeVirt, CDI and Longhorn are not installed by it yet: `--skip-stack`
+//! checks that their APIs are served and goes on.
+
+use super::objects::{self, Kinds};
+use super::plan::{Action, Check, Plan, Step, Wait};
+use super::run::{self, RunOptions};
+use crate::manifests::ManifestArgs;
+use anyhow::Context;
+use k8s_openapi::api::core::v1::{Namespace, Node};
+use k8s_openapi::api::storage::v1::StorageClass;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kite_core::api::{InstallOperation, Installation, KitePlatform, PLATFORM_NAME};
+use kube::api::{Api, ListParams};
+use kube::{Client, discovery};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// The oldest Kubernetes that runs Kite: its CRDs' CEL rules need 1.30.
+pub const MINIMUM_MINOR: u32 = 30;
+
+/// The options of `kite install`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct InstallArgs {
+    /// The kubeconfig; without it, `KUBECONFIG`, `~/.kube/config` or the in-cluster account.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// A `KitePlatform` to apply (YAML): golden images, storage, the gateway's exposure.
+    /// Needed when the cluster has none yet.
+    #[arg(long)]
+    pub platform: Option<PathBuf>,
+    /// KubeVirt, CDI and Longhorn are already installed: check that their APIs are served and go on.
+    #[arg(long)]
+    pub skip_stack: bool,
+    /// What is deployed: the options of `kite manifests`.
+    #[command(flatten)]
+    pub manifests: ManifestArgs,
+    /// How the plan is carried out.
+    #[command(flatten)]
+    pub run: RunOptions,
+}
+
+/// `kite install`.
+pub async fn run(args: InstallArgs) -> anyhow::Result<()> {
+    let client = crate::cluster::connect(args.kubeconfig.as_ref()).await?;
+    let plan = plan(&client, &args).await?;
+    run::execute(&client, &plan, &args.run).await?;
+    if !args.run.plan {
+        args.run.output.finished("install", "Kite is installed and what was installed is recorded in the KitePlatform's status; `kite doctor` checks it");
+    }
+    Ok(())
+}
+
+/// The checks and steps of an install onto what `client` reaches.
+pub async fn plan(client: &Client, args: &InstallArgs) -> anyhow::Result<Plan> {
+    let mut checks = vec![version(client).await?, nodes(client).await?, storage_classes(client).await?];
+    checks.extend(stack(client, args.skip_stack).await?);
+
+    let options = &args.manifests;
+    let namespaces = options.namespaces();
+    let mut ours = vec![namespaces.platform.clone()];
+    if namespaces.golden_images != namespaces.platform {
+        ours.push(namespaces.golden_images.clone());
+    }
+    let terminating = terminating(client, &ours).await?;
+    for (name, state) in &terminating {
+        checks.push(Check::warn(
+            format!("namespace {name}"),
+            format!("still Terminating from an earlier uninstall: {state}"),
+            "nothing: the install waits for it to be gone before it creates it again",
+        ));
+    }
+
+    let all = crate::manifests::objects(options)?;
+    let (crds, rest): (Vec<Value>, Vec<Value>) = all.into_iter().partition(|o| o["kind"] == "CustomResourceDefinition");
+    let platform = platform(client, args.platform.as_ref(), &mut checks).await?;
+    let mut kinds = Kinds::default();
+    let (crd_changes, mut theirs) = objects::plan(client, &mut kinds, &crds).await?;
+    let (changes, more) = objects::plan(client, &mut kinds, &rest).await?;
+    theirs.extend(more);
+    let platform_changes = match &platform {
+        Some(platform) => {
+            let (changes, more) = objects::plan(client, &mut kinds, std::slice::from_ref(platform)).await?;
+            theirs.extend(more);
+            changes
+        }
+        None => Vec::new(),
+    };
+    for object in theirs {
+        checks.push(Check::fail(
+            object.clone(),
+            "exists and is not Kite's (no app.kubernetes.io/part-of=kite label), so the install will not take it over",
+            format!("remove it, or label it app.kubernetes.io/part-of=kite to hand it to Kite, or install into another --namespace ({object})"),
+        ));
+    }
+
+    let mut steps = Vec::new();
+    if !terminating.is_empty() {
+        steps.push(Step {
+            title: "wait for the namespaces of an earlier install to be gone".into(),
+            changes: Vec::new(),
+            action: Action::Nothing,
+            wait: Some(Wait::NamespacesGone { names: terminating.into_iter().map(|(name, _)| name).collect() }),
+        });
+    }
+    let crd_names = crds.iter().filter_map(|c| c["metadata"]["name"].as_str().map(str::to_string)).collect();
+    steps.push(Step {
+        title: "apply Kite's CustomResourceDefinitions".into(),
+        changes: crd_changes,
+        action: Action::Apply(crds),
+        wait: Some(Wait::CrdsEstablished { names: crd_names }),
+    });
+    let deployments = rest
+        .iter()
+        .filter(|o| o["kind"] == "Deployment")
+        .filter_map(|o| o["metadata"]["name"].as_str().map(str::to_string))
+        .collect();
+    steps.push(Step {
+        title: format!("apply Kite's deployment in namespace {} (image {})", namespaces.platform, options.image),
+        changes,
+        action: Action::Apply(rest),
+        wait: Some(Wait::DeploymentsAvailable { namespace: namespaces.platform.clone(), names: deployments }),
+    });
+    steps.push(Step {
+        title: if platform.is_some() {
+            "apply the KitePlatform".into()
+        } else {
+            "keep the KitePlatform as it is".into()
+        },
+        changes: platform_changes,
+        action: platform.map_or(Action::Nothing, |p| Action::Apply(vec![p])),
+        wait: Some(Wait::PlatformReady),
+    });
+    let installation = Installation {
+        operation: InstallOperation::Install,
+        kite_version: env!("CARGO_PKG_VERSION").into(),
+        image: options.image.clone(),
+        image_digest: options.image.split_once('@').map(|(_, digest)| digest.to_string()),
+        installed_by: String::new(),
+        completed_at: Time(jiff::Timestamp::now()),
+        stack: Vec::new(),
+    };
+    steps.push(Step {
+        title: format!("record Kite {} as installed in the KitePlatform's status", installation.kite_version),
+        changes: Vec::new(),
+        action: Action::Record {
+            installation: Box::new(installation),
+            longhorn_namespace: namespaces.longhorn.clone(),
+        },
+        wait: None,
+    });
+    Ok(Plan { operation: "install".into(), checks, steps })
+}
+
+/// Kubernetes 1.30 or later.
+pub async fn version(client: &Client) -> anyhow::Result<Check> {
+    let info = client.apiserver_version().await.context("asking the API server for its version")?;
+    let minor: u32 = info.minor.trim_end_matches('+').parse().unwrap_or(0);
+    let name = "Kubernetes version";
+    Ok(if info.major == "1" && minor >= MINIMUM_MINOR {
+        Check::ok(name, format!("{} (1.{MINIMUM_MINOR} or later)", info.git_version))
+    } else {
+        Check::fail(
+            name,
+            format!("{}: Kite's CRDs need 1.{MINIMUM_MINOR} or later for their validation rules", info.git_version),
+            "upgrade the cluster (for K3s, rerun its installer with INSTALL_K3S_VERSION)",
+        )
+    })
+}
+
+async fn nodes(client: &Client) -> anyhow::Result<Check> {
+    let nodes = Api::<Node>::all(client.clone()).list(&ListParams::default()).await.context("listing the nodes")?;
+    let ready = |node: &Node| {
+        node.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+    };
+    let names: Vec<String> = nodes.items.iter().filter(|n| ready(n)).filter_map(|n| n.metadata.name.clone()).collect();
+    Ok(if names.is_empty() {
+        Check::fail(
+            "nodes",
+            format!("none of {} nodes is Ready", nodes.items.len()),
+            "`kubectl describe nodes` says why",
+        )
+    } else {
+        Check::ok("nodes", format!("{} of {} Ready ({})", names.len(), nodes.items.len(), names.join(", ")))
+    })
+}
+
+/// One default StorageClass, Longhorn's.
+pub async fn storage_classes(client: &Client) -> anyhow::Result<Check> {
+    let classes = Api::<StorageClass>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .context("listing StorageClasses")?;
+    let defaults: Vec<&StorageClass> = classes
+        .items
+        .iter()
+        .filter(|c| {
+            c.metadata.annotations.as_ref().and_then(|a| a.get("storageclass.kubernetes.io/is-default-class"))
+                == Some(&"true".to_string())
+        })
+        .collect();
+    let names: Vec<String> = defaults.iter().filter_map(|c| c.metadata.name.clone()).collect();
+    let name = "default StorageClass";
+    Ok(match defaults.as_slice() {
+        [] => Check::ok(name, "none (Kite names its own StorageClass on every disk)"),
+        [_] => Check::ok(name, format!("{} only", names.join(", "))),
+        _ => Check::warn(
+            name,
+            format!("{} are all default: a claim without a class lands on any of them", names.join(", ")),
+            "keep one: kubectl patch storageclass local-path -p '{\"metadata\":{\"annotations\":{\"storageclass.kubernetes.io/is-default-class\":\"false\"}}}'",
+        ),
+    })
+}
+
+/// The kinds of KubeVirt and CDI Kite uses, and Longhorn's provisioner.
+async fn stack(client: &Client, skip_stack: bool) -> anyhow::Result<Vec<Check>> {
+    if !skip_stack {
+        return Ok(vec![Check::fail(
+            "KubeVirt, CDI and Longhorn",
+            "installing them is not built into kite install yet",
+            "install them as their projects document (see the book's Operating Kite), then run kite install --skip-stack",
+        )]);
+    }
+    let mut checks = Vec::new();
+    for (group, version, kinds, component) in [
+        ("kubevirt.io", "v1", &["VirtualMachine", "VirtualMachineInstance"][..], "KubeVirt"),
+        ("cdi.kubevirt.io", "v1beta1", &["DataVolume"][..], "CDI"),
+    ] {
+        let served = discovery::group(client, group).await.ok();
+        let missing: Vec<&str> = kinds
+            .iter()
+            .copied()
+            .filter(|kind| {
+                !served
+                    .as_ref()
+                    .is_some_and(|g| g.versioned_resources(version).iter().any(|(resource, _)| resource.kind == *kind))
+            })
+            .collect();
+        checks.push(if missing.is_empty() {
+            Check::ok(component, format!("{group}/{version} serves {}", kinds.join(", ")))
+        } else {
+            Check::fail(
+                component,
+                format!("{group}/{version} does not serve {}", missing.join(", ")),
+                format!("install {component} (its operator and its custom resource), or drop --skip-stack"),
+            )
+        });
+    }
+    let classes = Api::<StorageClass>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .context("listing StorageClasses")?;
+    let longhorn = discovery::group(client, "longhorn.io").await.is_ok()
+        || classes.items.iter().any(|c| c.provisioner == kite_storage::storage_class::LONGHORN_PROVISIONER);
+    checks.push(if longhorn {
+        Check::ok("Longhorn", "longhorn.io is served")
+    } else {
+        Check::warn(
+            "Longhorn",
+            format!(
+                "neither longhorn.io nor a {} StorageClass was found",
+                kite_storage::storage_class::LONGHORN_PROVISIONER
+            ),
+            "install Longhorn before creating machines: their disks are Longhorn volumes",
+        )
+    });
+    Ok(checks)
+}
+
+/// Which of `names` are Terminating, with what holds them.
+async fn terminating(client: &Client, names: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let mut found = Vec::new();
+    for name in names {
+        if let Some(namespace) = api.get_opt(name).await.with_context(|| format!("reading namespace {name}"))?
+            && namespace.metadata.deletion_timestamp.is_some()
+        {
+            found.push((name.clone(), super::observe::termination(&namespace)));
+        }
+    }
+    Ok(found)
+}
+
+/// The platform to apply, from `--platform`; a failed check when there is
+/// none in the cluster and none given, or the file is not a KitePlatform.
+async fn platform(client: &Client, path: Option<&PathBuf>, checks: &mut Vec<Check>) -> anyhow::Result<Option<Value>> {
+    let name = "KitePlatform";
+    let Some(path) = path else {
+        let existing = match Api::<KitePlatform>::all(client.clone()).get_opt(PLATFORM_NAME).await {
+            Ok(existing) => existing,
+            // Not served yet: the CRDs are not installed.
+            Err(kube::Error::Api(status)) if status.is_not_found() => None,
+            Err(error) => return Err(error).context("reading the KitePlatform"),
+        };
+        checks.push(match existing {
+            Some(_) => Check::ok(name, "kept as it is (no --platform given)"),
+            None => Check::fail(
+                name,
+                "the cluster has none and no --platform was given",
+                "write one (see the book's Operating Kite) and pass it: kite install --platform platform.yaml",
+            ),
+        });
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    match serde_saphyr::from_str::<KitePlatform>(&text) {
+        Ok(platform) if platform.metadata.name.as_deref() == Some(PLATFORM_NAME) => {
+            checks.push(Check::ok(name, format!("from {}", path.display())));
+            let mut value = serde_json::to_value(&platform).context("rendering the KitePlatform")?;
+            if let Some(object) = value.as_object_mut() {
+                object.remove("status");
+            }
+            Ok(Some(value))
+        }
+        Ok(_) => {
+            checks.push(Check::fail(
+                name,
+                format!("{} names a KitePlatform other than {PLATFORM_NAME}", path.display()),
+                format!("the platform is a singleton: set metadata.name: {PLATFORM_NAME}"),
+            ));
+            Ok(None)
+        }
+        Err(error) => {
+            checks.push(Check::fail(
+                name,
+                format!("{} is not a KitePlatform: {error}", path.display()),
+                "fix the file: `kubectl explain kiteplatform.spec` lists the fields",
+            ));
+            Ok(None)
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! What a wait observes, in a sentence, and whether it is what it waits for.
+
+use super::plan::Wait;
+use anyhow::Context;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kite_core::api::{GatewayPhase, KitePlatform, PLATFORM_NAME};
+use kube::{Api, Client};
+
+/// One look at the cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observation {
+    /// Whether the wait is over.
+    pub done: bool,
+    /// What was seen, for people.
+    pub now: String,
+}
+
+impl Wait {
+    /// What it waits for, for people.
+    pub fn describe(&self) -> String {
+        match self {
+            Wait::NamespacesGone { names } => format!("namespace {} to be gone", names.join(", ")),
+            Wait::CrdsEstablished { names } => format!("{} CustomResourceDefinitions to be Established", names.len()),
+            Wait::DeploymentsAvailable { namespace, names } => {
+                format!("Deployments {} in {namespace} to be Available", names.join(", "))
+            }
+            Wait::PlatformReady => "the KitePlatform's golden images (and the gateway's exposure) to be Ready".into(),
+        }
+    }
+
+    /// What to do when it does not come.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            Wait::NamespacesGone { .. } => {
+                "the conditions above name what holds the namespace (run `kite doctor`); once it is gone, run the command again"
+            }
+            Wait::CrdsEstablished { .. } => {
+                "a CRD that is not Established was refused by the API server: `kubectl describe crd <name>` says why"
+            }
+            Wait::DeploymentsAvailable { .. } => {
+                "`kubectl -n <namespace> describe deployment <name>` and the pods' events say why (an image the nodes cannot pull is the usual cause)"
+            }
+            Wait::PlatformReady => {
+                "`kubectl get kiteplatform kite -o yaml` shows each image's import and the gateway's exposure; `kite doctor` checks both"
+            }
+        }
+    }
+
+    /// Looks once.
+    pub async fn observe(&self, client: &Client) -> anyhow::Result<Observation> {
+        match self {
+            Wait::NamespacesGone { names } => namespaces_gone(client, names).await,
+            Wait::CrdsEstablished { names } => crds_established(client, names).await,
+            Wait::DeploymentsAvailable { namespace, names } => deployments_available(client, namespace, names).await,
+            Wait::PlatformReady => platform_ready(client).await,
+        }
+    }
+}
+
+/// A terminating namespace's state: since when, and its `NamespaceDeletion…`
+/// and `NamespaceContentRemaining`/`NamespaceFinalizersRemaining` conditions that hold.
+pub fn termination(namespace: &Namespace) -> String {
+    let since = namespace
+        .metadata
+        .deletion_timestamp
+        .as_ref()
+        .map(|t| format!("Terminating since {}", t.0))
+        .unwrap_or_else(|| "Terminating".into());
+    let held: Vec<String> = namespace
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|c| c.status == "True")
+        .map(|c| format!("{}: {}", c.type_, c.message.clone().unwrap_or_default()))
+        .collect();
+    if held.is_empty() { since } else { format!("{since}; {}", held.join("; ")) }
+}
+
+async fn namespaces_gone(client: &Client, names: &[String]) -> anyhow::Result<Observation> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let mut remaining = Vec::new();
+    for name in names {
+        if let Some(namespace) = api.get_opt(name).await.with_context(|| format!("reading namespace {name}"))? {
+            remaining.push(format!("{name}: {}", termination(&namespace)));
+        }
+    }
+    Ok(Observation {
+        done: remaining.is_empty(),
+        now: if remaining.is_empty() { "gone".into() } else { remaining.join(" | ") },
+    })
+}
+
+async fn crds_established(client: &Client, names: &[String]) -> anyhow::Result<Observation> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut waiting = Vec::new();
+    for name in names {
+        let crd = api.get_opt(name).await.with_context(|| format!("reading CustomResourceDefinition {name}"))?;
+        let established = crd
+            .as_ref()
+            .and_then(|c| c.status.as_ref())
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Established" && c.status == "True"));
+        if !established {
+            waiting.push(if crd.is_some() { format!("{name} not yet Established") } else { format!("{name} missing") });
+        }
+    }
+    let now = if waiting.is_empty() { format!("{} Established", names.len()) } else { waiting.join(", ") };
+    Ok(Observation { done: waiting.is_empty(), now })
+}
+
+/// `name: 1/2 available, 2/2 updated` and whether it is Available and rolled out.
+pub fn deployment_state(deployment: &Deployment) -> (bool, String) {
+    let name = deployment.metadata.name.clone().unwrap_or_default();
+    let wanted = deployment.spec.replicas.unwrap_or(1);
+    let status = deployment.status.clone().unwrap_or_default();
+    let available = status.conditions.as_ref().is_some_and(|cs| {
+        cs.iter().any(|c| c.type_.as_deref() == Some("Available") && c.status.as_deref() == Some("True"))
+    });
+    let observed = status.observed_generation.unwrap_or(0) >= deployment.metadata.generation.unwrap_or(0);
+    let (ready, updated) = (status.available_replicas.unwrap_or(0), status.updated_replicas.unwrap_or(0));
+    let done = available && observed && ready >= wanted && updated >= wanted;
+    (done, format!("{name}: {ready}/{wanted} available, {updated}/{wanted} updated"))
+}
+
+async fn deployments_available(client: &Client, namespace: &str, names: &[String]) -> anyhow::Result<Observation> {
+    let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
+    let mut states = Vec::new();
+    let mut done = true;
+    for name in names {
+        match api.get_opt(name).await.with_context(|| format!("reading Deployment {namespace}/{name}"))? {
+            Some(deployment) => {
+                let (ready, state) = deployment_state(&deployment);
+                done &= ready;
+                states.push(state);
+            }
+            None => {
+                done = false;
+                states.push(format!("{name}: missing"));
+            }
+        }
+    }
+    Ok(Observation { done, now: states.join(", ") })
+}
+
+/// The platform's images and exposure, and whether both are as wanted.
+pub fn platform_state(platform: &KitePlatform) -> (bool, String) {
+    let status = platform.status.clone().unwrap_or_default();
+    let mut done = true;
+    let mut parts = Vec::new();
+    for image in &platform.spec.golden_images {
+        let seen = status.golden_images.iter().find(|s| s.name == image.name);
+        let ready = seen.is_some_and(|s| s.ready);
+        done &= ready;
+        let state = match seen {
+            Some(s) if s.ready => "Ready".to_string(),
+            Some(s) => [s.phase.clone(), s.progress.clone(), s.message.clone()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" "),
+            None => "not reported yet".into(),
+        };
+        parts.push(format!("image {}: {state}", image.name));
+    }
+    if platform.spec.ssh_gateway.external_enabled {
+        let gateway = status.ssh_gateway.as_ref();
+        let ready = gateway.is_some_and(|g| g.phase == GatewayPhase::Ready);
+        done &= ready;
+        let state = gateway.map_or_else(
+            || "not reported yet".to_string(),
+            |g| format!("{:?}{}", g.phase, g.message.as_ref().map(|m| format!(" ({m})")).unwrap_or_default()),
+        );
+        parts.push(format!("gateway exposure: {state}"));
+    }
+    if parts.is_empty() {
+        parts.push("no golden images, exposure disabled".into());
+    }
+    (done, parts.join(", "))
+}
+
+async fn platform_ready(client: &Client) -> anyhow::Result<Observation> {
+    let api: Api<KitePlatform> = Api::all(client.clone());
+    match api.get_opt(PLATFORM_NAME).await.context("reading the KitePlatform")? {
+        Some(platform) => {
+            let (done, now) = platform_state(&platform);
+            Ok(Observation { done, now })
+        }
+        None => Ok(Observation { done: false, now: "no KitePlatform".into() }),
+    }
+}

@@ -1,0 +1,90 @@
+//! Records what was installed in the `KitePlatform`'s status, and reads the
+//! facts that go in it: who is acting, and which stack versions run.
+
+use anyhow::Context;
+use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kite_core::api::{Installation, KitePlatform, PLATFORM_NAME, StackComponent};
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use kube::{Client, discovery};
+use serde_json::json;
+
+/// Writes `installation` into the platform's status, server-side under
+/// [`super::FIELD_MANAGER`], beside what the controller reports, with who
+/// acted, the stack's versions and the time as observed now.
+pub async fn record(client: &Client, installation: &Installation, longhorn_namespace: &str) -> anyhow::Result<()> {
+    let api: Api<KitePlatform> = Api::all(client.clone());
+    let installation = Installation {
+        installed_by: acting_user(client).await,
+        stack: stack(client, longhorn_namespace).await,
+        completed_at: Time(jiff::Timestamp::now()),
+        ..installation.clone()
+    };
+    let body = json!({
+        "apiVersion": format!("{}/v1", kite_core::api::GROUP),
+        "kind": "KitePlatform",
+        "metadata": { "name": PLATFORM_NAME },
+        "status": { "installation": installation },
+    });
+    api.patch_status(PLATFORM_NAME, &PatchParams::apply(super::FIELD_MANAGER).force(), &Patch::Apply(body))
+        .await
+        .context("recording the installation in the KitePlatform's status")?;
+    Ok(())
+}
+
+/// The user the API server authenticates this client as; `unknown` when it will not say.
+async fn acting_user(client: &Client) -> String {
+    let api: Api<SelfSubjectReview> = Api::all(client.clone());
+    match api.create(&PostParams::default(), &SelfSubjectReview::default()).await {
+        Ok(review) => {
+            review.status.and_then(|s| s.user_info).and_then(|u| u.username).unwrap_or_else(|| "unknown".into())
+        }
+        Err(error) => {
+            tracing::warn!(%error, "the API server did not say who this is (SelfSubjectReview)");
+            "unknown".into()
+        }
+    }
+}
+
+/// The first object of a kind, when the kind is served and one exists.
+async fn first(client: &Client, group: &str, version: &str, kind: &str) -> Option<DynamicObject> {
+    let (resource, _): (ApiResource, _) =
+        discovery::pinned_kind(client, &GroupVersionKind::gvk(group, version, kind)).await.ok()?;
+    Api::<DynamicObject>::all_with(client.clone(), &resource)
+        .list(&Default::default())
+        .await
+        .ok()?
+        .items
+        .into_iter()
+        .next()
+}
+
+/// KubeVirt, CDI and Longhorn as they report themselves (the `KubeVirt` and
+/// `CDI` resources' observed versions; Longhorn's `current-longhorn-version` setting).
+async fn stack(client: &Client, longhorn_namespace: &str) -> Vec<StackComponent> {
+    let version = |object: Option<DynamicObject>, path: &str| {
+        object.and_then(|o| o.data.pointer(path).and_then(|v| v.as_str()).map(str::to_string))
+    };
+    let kubevirt = version(first(client, "kubevirt.io", "v1", "KubeVirt").await, "/status/observedKubeVirtVersion");
+    let cdi = version(first(client, "cdi.kubevirt.io", "v1beta1", "CDI").await, "/status/observedVersion");
+    let longhorn =
+        match discovery::pinned_kind(client, &GroupVersionKind::gvk("longhorn.io", "v1beta2", "Setting")).await {
+            Ok((resource, _)) => Api::<DynamicObject>::namespaced_with(client.clone(), longhorn_namespace, &resource)
+                .get_opt("current-longhorn-version")
+                .await
+                .ok()
+                .flatten()
+                .and_then(|s| s.data.get("value").and_then(|v| v.as_str()).map(str::to_string)),
+            Err(_) => None,
+        };
+    [("kubevirt", kubevirt), ("cdi", cdi), ("longhorn", longhorn)]
+        .into_iter()
+        .map(|(name, version)| StackComponent {
+            name: name.into(),
+            version,
+            manifest_sha256: None,
+            installed_by_kite: false,
+        })
+        .collect()
+}

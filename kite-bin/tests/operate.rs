@@ -1,0 +1,376 @@
+//! `kite install` and `kite doctor`, run as an operator runs them: the real
+//! binary against kite-fake-apiserver authorizing by RBAC over HTTPS, with
+//! the simulated kubelet (Deployments become Available), KubeVirt and CDI
+//! (golden images import), and kubectl alongside. The controller runs as a
+//! process under its own ServiceAccount once the install has created it, as
+//! its Deployment's pod would.
+
+mod support;
+
+use kite_testkit::FakeApiServer;
+use kite_testkit::fixtures::eventually;
+use kite_testkit::openssh::{free_port, run_bounded, text};
+use kite_testkit::rbac::AuthorizationMode;
+use kite_testkit::sim::SimulationConfig;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+use support::{Process, kubectl};
+
+/// The fake cluster: KubeVirt, CDI and Longhorn's APIs served, one Ready node, nothing of Kite.
+struct Cluster {
+    server: FakeApiServer,
+    address: std::net::SocketAddr,
+    admin: PathBuf,
+    dir: tempfile::TempDir,
+    _simulation: kite_testkit::sim::Simulation,
+    _workloads: kite_testkit::sim::workloads::Workloads,
+}
+
+impl Cluster {
+    async fn new(builder: kite_testkit::Builder) -> Self {
+        let server = builder.authorization(AuthorizationMode::Rbac).build().unwrap();
+        let simulation =
+            SimulationConfig { step: Duration::from_millis(20), import_steps: 3, clone_steps: 3, ..Default::default() };
+        let simulation = kite_testkit::sim::start(&server, simulation).unwrap();
+        let workloads = kite_testkit::sim::workloads::start(&server, Default::default()).unwrap();
+        let address = server.listen_tls("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let admin = dir.path().join("admin.kubeconfig");
+        kite_testkit::kubeconfig::write_text(&admin, &server.admin_kubeconfig(address).unwrap()).unwrap();
+        let kubeconfig = admin.clone();
+        tokio::task::spawn_blocking(move || kubectl(&kubeconfig, &["create", "namespace", "longhorn-system"]))
+            .await
+            .unwrap();
+        Self { server, address, admin, dir, _simulation: simulation, _workloads: workloads }
+    }
+
+    /// The operator's platform file: one golden image.
+    fn platform_file(&self) -> PathBuf {
+        let platform =
+            kite_core::api::KitePlatform::new(kite_core::api::PLATFORM_NAME, kite_testkit::fixtures::a_platform());
+        let path = self.dir.path().join("platform.yaml");
+        std::fs::write(&path, serde_json::to_string(&platform).unwrap()).unwrap();
+        path
+    }
+
+    /// `kite <args> --kubeconfig <admin>`, bounded in time, on a blocking thread.
+    fn kite(&self, args: &[&str]) -> impl Future<Output = Output> + use<> {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kite"));
+        command.args(args).arg("--kubeconfig").arg(&self.admin).env("RUST_LOG", "warn");
+        async move {
+            tokio::task::spawn_blocking(move || run_bounded(command, None, Duration::from_secs(120))).await.unwrap()
+        }
+    }
+
+    /// `kite controller` under its own ServiceAccount, once the install has made its Deployment.
+    async fn controller_when_deployed(&self) -> Process {
+        let client = self.server.client();
+        let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> = kube::Api::namespaced(client, "kite");
+        eventually(Duration::from_secs(60), "the controller's Deployment", || async {
+            deployments.get_opt("kite-controller").await.ok().flatten().map(|_| ())
+        })
+        .await;
+        let kubeconfig = self.dir.path().join("controller.kubeconfig");
+        let text = self.server.service_account_kubeconfig(self.address, "kite", "kite-controller").unwrap();
+        kite_testkit::kubeconfig::write_text(&kubeconfig, &text).unwrap();
+        let log = std::fs::File::create(self.dir.path().join("controller.log")).unwrap();
+        let port = free_port();
+        let child = Command::new(env!("CARGO_BIN_EXE_kite"))
+            .args(["controller", "--namespace", "kite", "--identity", "test", "--listen", &format!("127.0.0.1:{port}")])
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        Process(child)
+    }
+
+    fn get(&self, args: &[&str]) -> Value {
+        let mut all = vec!["get"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["-o", "json"]);
+        serde_json::from_str(&kubectl(&self.admin, &all)).unwrap()
+    }
+}
+
+fn said(output: &Output) -> String {
+    format!("{}{}", text(&output.stdout), text(&output.stderr))
+}
+
+fn lines_with<'a>(output: &'a str, word: &str) -> Vec<&'a str> {
+    output.lines().filter(|l| l.contains(word)).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn install_plans_then_installs_records_what_it_installed_and_the_doctor_finds_it_healthy() {
+    let cluster = Cluster::new(FakeApiServer::builder()).await;
+    let platform = cluster.platform_file();
+    let platform = platform.to_str().unwrap();
+
+    // --plan shows the checks and the steps, and changes nothing.
+    let writes = cluster.server.write_count();
+    let planned = cluster.kite(&["install", "--skip-stack", "--plan", "--platform", platform]).await;
+    let plan = said(&planned);
+    assert!(planned.status.success(), "{plan}");
+    assert_eq!(cluster.server.write_count(), writes, "--plan wrote to the cluster:\n{plan}");
+    for expected in [
+        "ok   Kubernetes version: v1.32.0-kite-testkit",
+        "ok   nodes: 1 of 1 Ready",
+        "ok   KubeVirt: kubevirt.io/v1 serves VirtualMachine, VirtualMachineInstance",
+        "create CustomResourceDefinition kiteplatforms.hy3ons.github.io",
+        "create Deployment kite/kite-api",
+        "then wait for Deployments kite-controller, kite-api, kite-gateway in kite to be Available",
+        "create KitePlatform kite",
+    ] {
+        assert!(plan.contains(expected), "the plan lacks {expected:?}:\n{plan}");
+    }
+
+    // Without --yes and without a terminal, it asks for --yes and changes nothing.
+    let refused = cluster.kite(&["install", "--skip-stack", "--platform", platform]).await;
+    assert!(!refused.status.success());
+    assert!(said(&refused).contains("pass --yes"), "{}", said(&refused));
+    assert_eq!(cluster.server.write_count(), writes);
+
+    // The install, with the controller starting once its Deployment exists.
+    let install = cluster.kite(&["install", "--skip-stack", "--yes", "--platform", platform]);
+    let (installed, _controller) = tokio::join!(install, cluster.controller_when_deployed());
+    let log = said(&installed);
+    assert!(installed.status.success(), "{log}");
+    assert!(log.contains("waiting for the KitePlatform's golden images"), "each wait reports: {log}");
+    let image = format!("done: image {}: Ready", kite_testkit::fixtures::IMAGE);
+    assert!(log.contains(&image), "{log}");
+    assert!(log.contains("kite install: Kite is installed"), "{log}");
+
+    let platform_object = cluster.get(&["kiteplatform", "kite"]);
+    let recorded = &platform_object["status"]["installation"];
+    assert_eq!(recorded["operation"], "Install", "{platform_object}");
+    assert_eq!(recorded["kiteVersion"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(recorded["image"], kite_bin::manifests::DEFAULT_IMAGE);
+    assert_eq!(recorded["installedBy"], "kubernetes-admin", "who ran it, as the API server knows them");
+    assert!(recorded["stack"].as_array().is_some_and(|s| s.len() == 3), "{recorded}");
+    assert!(platform_object["status"]["goldenImages"][0]["ready"] == true, "the controller's status is kept beside it");
+
+    let doctor = cluster.kite(&["doctor"]).await;
+    assert!(doctor.status.success(), "{}", said(&doctor));
+    assert!(lines_with(&said(&doctor), "FAIL").is_empty(), "{}", said(&doctor));
+    assert!(said(&doctor).contains("ok   installation: Kite"), "{}", said(&doctor));
+
+    // Again: nothing to create or update, and it completes.
+    let again = cluster.kite(&["install", "--skip-stack", "--yes", "--output", "json"]).await;
+    assert!(again.status.success(), "{}", said(&again));
+    let events: Vec<Value> = text(&again.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let plan = events.iter().find(|e| e["event"] == "plan").unwrap();
+    let changed: Vec<&Value> = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["changes"].as_array().unwrap())
+        .filter(|c| c["change"] != "unchanged")
+        .collect();
+    assert!(changed.is_empty(), "a second install changes nothing: {changed:?}");
+    assert_eq!(events.last().unwrap()["event"], "finished");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn install_refuses_to_take_over_a_namespace_that_is_not_kites_and_changes_nothing() {
+    let cluster = Cluster::new(FakeApiServer::builder()).await;
+    let admin = cluster.admin.clone();
+    tokio::task::spawn_blocking(move || kubectl(&admin, &["create", "namespace", "kite"])).await.unwrap();
+    let writes = cluster.server.write_count();
+    let platform = cluster.platform_file();
+    let refused = cluster.kite(&["install", "--skip-stack", "--yes", "--platform", platform.to_str().unwrap()]).await;
+    let log = said(&refused);
+    assert!(!refused.status.success(), "{log}");
+    assert!(log.contains("FAIL Namespace kite: exists and is not Kite's"), "{log}");
+    assert!(log.contains("nothing was changed"), "{log}");
+    assert_eq!(cluster.server.write_count(), writes, "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_stack_or_a_platform_install_says_what_to_do() {
+    let cluster = Cluster::new(FakeApiServer::builder()).await;
+    let refused = cluster.kite(&["install", "--yes"]).await;
+    let log = said(&refused);
+    assert!(!refused.status.success(), "{log}");
+    assert!(
+        log.contains("FAIL KubeVirt, CDI and Longhorn: installing them is not built into kite install yet"),
+        "{log}"
+    );
+    assert!(log.contains("FAIL KitePlatform: the cluster has none and no --platform was given"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_install_right_after_an_uninstall_waits_for_the_terminating_namespace_then_succeeds() {
+    let cluster = Cluster::new(FakeApiServer::builder().namespace_termination(Duration::from_secs(3))).await;
+    let platform = cluster.platform_file();
+    let platform = platform.to_str().unwrap();
+    let install = cluster.kite(&["install", "--skip-stack", "--yes", "--platform", platform]);
+    let (installed, controller) = tokio::join!(install, cluster.controller_when_deployed());
+    assert!(installed.status.success(), "{}", said(&installed));
+    drop(controller);
+
+    // The namespace goes (as an uninstall leaves it: Terminating), and the install runs at once.
+    let admin = cluster.admin.clone();
+    tokio::task::spawn_blocking(move || kubectl(&admin, &["delete", "namespace", "kite", "--wait=false"]))
+        .await
+        .unwrap();
+    let install = cluster.kite(&["install", "--skip-stack", "--yes"]);
+    let (installed, _controller) = tokio::join!(install, async {
+        // The old Deployment goes with the namespace; the controller's pod comes back with the new one.
+        eventually(Duration::from_secs(30), "the namespace to be gone", || async {
+            let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(cluster.server.client());
+            namespaces.get_opt("kite").await.ok().flatten().is_none().then_some(())
+        })
+        .await;
+        cluster.controller_when_deployed().await
+    });
+    let log = said(&installed);
+    assert!(installed.status.success(), "{log}");
+    assert!(log.contains("WARN namespace kite: still Terminating from an earlier uninstall"), "{log}");
+    assert!(log.contains("waiting for namespace kite to be gone: kite: Terminating since"), "{log}");
+    let waited = log.find("waiting for namespace kite to be gone").unwrap();
+    let applied = log.find("apply Kite's CustomResourceDefinitions").unwrap();
+    assert!(log.find("[1]   done: gone").is_some_and(|done| done > waited), "{log}");
+    assert!(applied < waited, "the plan lists the steps before any runs: {log}");
+    assert!(log.contains("kite install: Kite is installed"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_install_that_gives_up_says_what_it_observed_and_a_second_run_completes_it() {
+    let cluster = Cluster::new(FakeApiServer::builder()).await;
+    let platform = cluster.platform_file();
+    let platform = platform.to_str().unwrap();
+    // No controller runs: the golden image is never imported, and the wait gives up.
+    let cut = cluster.kite(&["install", "--skip-stack", "--yes", "--timeout", "2", "--platform", platform]).await;
+    let log = said(&cut);
+    assert!(!cut.status.success(), "{log}");
+    let expected = format!(
+        "gave up after 2s waiting for the KitePlatform's golden images (and the gateway's exposure) to be Ready. \
+         Last observed: image {}: not reported yet. What to do: `kubectl get kiteplatform kite -o yaml`",
+        kite_testkit::fixtures::IMAGE
+    );
+    assert!(log.contains(&expected), "{log}");
+    assert!(cluster.get(&["kiteplatform", "kite"])["status"]["installation"].is_null(), "nothing is recorded");
+
+    // Run again, with the controller: what is there is unchanged, the rest completes.
+    let install = cluster.kite(&["install", "--skip-stack", "--yes", "--platform", platform]);
+    let (installed, _controller) = tokio::join!(install, cluster.controller_when_deployed());
+    let log = said(&installed);
+    assert!(installed.status.success(), "{log}");
+    assert!(!log.contains("     create "), "everything was applied by the first run: {log}");
+    assert_eq!(cluster.get(&["kiteplatform", "kite"])["status"]["installation"]["operation"], "Install");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_doctor_names_each_fault_with_its_evidence_and_fix_and_fails() {
+    let cluster = Cluster::new(FakeApiServer::builder()).await;
+    // Before any install: everything of Kite's is missing.
+    let doctor = cluster.kite(&["doctor"]).await;
+    let log = said(&doctor);
+    assert!(!doctor.status.success(), "{log}");
+    assert!(log.contains("FAIL CRD kiteplatforms.hy3ons.github.io: missing"), "{log}");
+    assert!(log.contains("FAIL Deployment kite/kite-api: missing"), "{log}");
+
+    // The existing platform's incidents: an aggregated API whose backend is gone, a webhook
+    // configuration whose Service is gone, and a namespace stuck on them.
+    let faults = cluster.dir.path().join("faults.yaml");
+    std::fs::write(&faults, FAULTS).unwrap();
+    let admin = cluster.admin.clone();
+    tokio::task::spawn_blocking(move || {
+        kubectl(&admin, &["apply", "-f", faults.to_str().unwrap()]);
+        kubectl(&admin, &["delete", "namespace", "stuck", "--wait=false"]);
+    })
+    .await
+    .unwrap();
+    let json = eventually(Duration::from_secs(30), "the doctor to see the stuck namespace", || async {
+        let doctor = cluster.kite(&["doctor", "--output", "json"]).await;
+        let report: Value = serde_json::from_slice(&doctor.stdout).ok()?;
+        let stuck = report["checks"].as_array()?.iter().find(|c| c["name"] == "namespace stuck")?.clone();
+        stuck["observed"].as_str()?.contains("NamespaceDeletionDiscoveryFailure").then_some((doctor, report))
+    })
+    .await;
+    let (doctor, report) = json;
+    assert!(!doctor.status.success());
+    assert_eq!(report["healthy"], false);
+    let check = |name: &str| -> Value {
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no check {name}: {report}"))
+    };
+    let api_service = check("APIService v1.subresources.kubevirt.io");
+    assert_eq!(api_service["outcome"], "fail");
+    assert!(api_service["observed"].as_str().unwrap().contains("Service kubevirt/virt-api"), "{api_service}");
+    assert_eq!(
+        api_service["fix"],
+        "if its component was removed: kubectl delete apiservice v1.subresources.kubevirt.io; otherwise repair Service kubevirt/virt-api"
+    );
+    let webhook = check("validatingwebhookconfiguration longhorn-webhook-validator");
+    assert!(
+        webhook["observed"]
+            .as_str()
+            .unwrap()
+            .contains("Service longhorn-system/longhorn-admission-webhook, which does not exist"),
+        "{webhook}"
+    );
+    assert_eq!(
+        webhook["fix"],
+        "if its component was removed: kubectl delete validatingwebhookconfiguration longhorn-webhook-validator"
+    );
+    let stuck = check("namespace stuck");
+    assert!(stuck["observed"].as_str().unwrap().contains("NamespaceDeletionDiscoveryFailure"), "{stuck}");
+    assert!(stuck["observed"].as_str().unwrap().contains("subresources.kubevirt.io/v1"), "{stuck}");
+}
+
+/// What the existing platform's uninstall left behind: KubeVirt's aggregated
+/// API without virt-api, and Longhorn's validating webhook without its Service
+/// (names as in their release manifests), and a namespace to delete.
+const FAULTS: &str = r#"
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata:
+  name: v1.subresources.kubevirt.io
+spec:
+  group: subresources.kubevirt.io
+  version: v1
+  groupPriorityMinimum: 1000
+  versionPriority: 15
+  insecureSkipTLSVerify: true
+  service:
+    namespace: kubevirt
+    name: virt-api
+    port: 443
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: longhorn-webhook-validator
+webhooks:
+  - name: validator.longhorn.io
+    admissionReviewVersions: ["v1"]
+    sideEffects: None
+    failurePolicy: Ignore
+    clientConfig:
+      service:
+        namespace: longhorn-system
+        name: longhorn-admission-webhook
+        path: /v1/webhook/validation
+    rules:
+      - apiGroups: ["longhorn.io"]
+        apiVersions: ["v1beta2"]
+        operations: ["CREATE", "UPDATE"]
+        resources: ["volumes"]
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: stuck
+"#;
