@@ -266,6 +266,155 @@ async fn an_install_that_gives_up_says_what_it_observed_and_a_second_run_complet
     assert_eq!(cluster.get(&["kiteplatform", "kite"])["status"]["installation"]["operation"], "Install");
 }
 
+/// Installs Kite with the controller running; the controller's process.
+async fn installed(cluster: &Cluster) -> Process {
+    let platform = cluster.platform_file();
+    let install = cluster.kite(&["install", "--skip-stack", "--yes", "--platform", platform.to_str().unwrap()]);
+    let (installed, controller) = tokio::join!(install, cluster.controller_when_deployed());
+    assert!(installed.status.success(), "{}", said(&installed));
+    controller
+}
+
+/// A user with a machine, made with kubectl; once the controller has taken the machine (its finalizer).
+async fn a_user_with_a_machine(cluster: &Cluster) {
+    let user = serde_json::to_string(&kite_testkit::fixtures::a_user("bob")).unwrap();
+    let vm = serde_json::to_string(&kite_testkit::fixtures::a_vm("web").in_namespace("kite-user-bob").build()).unwrap();
+    let (user_file, vm_file) = (cluster.dir.path().join("user.json"), cluster.dir.path().join("vm.json"));
+    std::fs::write(&user_file, user).unwrap();
+    std::fs::write(&vm_file, vm).unwrap();
+    let admin = cluster.admin.clone();
+    tokio::task::spawn_blocking(move || kubectl(&admin, &["apply", "-f", user_file.to_str().unwrap()])).await.unwrap();
+    let vms: kube::Api<kite_core::api::KiteVirtualMachine> = kube::Api::all(cluster.server.client());
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(cluster.server.client());
+    eventually(Duration::from_secs(30), "bob's namespace", || async {
+        namespaces.get_opt("kite-user-bob").await.ok().flatten().map(|_| ())
+    })
+    .await;
+    let admin = cluster.admin.clone();
+    tokio::task::spawn_blocking(move || kubectl(&admin, &["apply", "-f", vm_file.to_str().unwrap()])).await.unwrap();
+    eventually(Duration::from_secs(30), "the controller to take the machine", || async {
+        let vm = vms.list(&Default::default()).await.ok()?.items.into_iter().next()?;
+        (!vm.metadata.finalizers.unwrap_or_default().is_empty()).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uninstall_refuses_while_machines_exist_then_removes_kite_in_order_and_keeps_the_golden_images() {
+    let cluster = Cluster::new(FakeApiServer::builder()).await;
+    let _controller = installed(&cluster).await;
+    a_user_with_a_machine(&cluster).await;
+
+    let refused = cluster.kite(&["uninstall", "--yes"]).await;
+    let log = said(&refused);
+    assert!(!refused.status.success(), "{log}");
+    assert!(log.contains("FAIL machines: 1 exist: KiteVirtualMachine kite-user-bob/web"), "{log}");
+    assert!(log.contains("--delete-machines"), "{log}");
+
+    let removed = cluster.kite(&["uninstall", "--yes", "--delete-machines"]).await;
+    let log = said(&removed);
+    assert!(removed.status.success(), "{log}");
+    for expected in [
+        "delete KiteVirtualMachine kite-user-bob/web",
+        "delete KiteUser bob",
+        "delete KitePlatform kite",
+        "delete Deployment kite/kite-api",
+        "delete ClusterRole kite-controller",
+        "keep Namespace kite (it holds the golden images)",
+        "delete CustomResourceDefinition kitevirtualmachines.hy3ons.github.io",
+        "wait for every KiteVirtualMachine to be gone",
+        "kite uninstall: Kite is removed",
+    ] {
+        assert!(log.contains(expected), "{expected:?} is missing:\n{log}");
+    }
+    // The plan comes before any step, and the machines go before the users, the users before the CRDs.
+    let at = |text: &str| log.find(text).unwrap_or_else(|| panic!("{text:?} is missing:\n{log}"));
+    assert!(at("kite uninstall: plan") < at("[1] delete the machines"));
+    assert!(at("[1]   done: gone") < at("[3] delete the users"));
+    assert!(at("[3]   done: gone") < at("[8] delete Kite's CustomResourceDefinitions"));
+    let crds = cluster.get(&["crd"]);
+    let kites: Vec<&Value> =
+        crds["items"].as_array().unwrap().iter().filter(|c| c["spec"]["group"] == "hy3ons.github.io").collect();
+    assert!(kites.is_empty(), "Kite's CRDs are gone");
+    let namespaces = cluster.get(&["namespaces"]);
+    let names: Vec<&str> =
+        namespaces["items"].as_array().unwrap().iter().filter_map(|n| n["metadata"]["name"].as_str()).collect();
+    assert!(!names.contains(&"kite-user-bob"), "the user's namespace is gone: {names:?}");
+    assert!(names.contains(&"kite"), "the namespace holding the golden images is kept: {names:?}");
+    let images = cluster.get(&["datavolumes", "-n", "kite"]);
+    let image = &images["items"][0];
+    assert_eq!(image["metadata"]["name"], kite_testkit::fixtures::IMAGE, "the golden image is kept: {images}");
+    assert!(image["metadata"]["ownerReferences"].as_array().is_none_or(|o| o.is_empty()), "and orphaned: {image}");
+    let deployments = cluster.get(&["deployments", "-n", "kite"]);
+    assert!(deployments["items"].as_array().unwrap().is_empty(), "{deployments}");
+    assert!(names.contains(&"longhorn-system"), "what is not Kite's stays");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uninstall_with_the_images_ends_only_when_the_namespace_is_gone_and_an_install_can_follow_at_once() {
+    let cluster = Cluster::new(FakeApiServer::builder().namespace_termination(Duration::from_secs(2))).await;
+    let controller = installed(&cluster).await;
+    let removed = cluster.kite(&["uninstall", "--yes", "--delete-images"]).await;
+    let log = said(&removed);
+    assert!(removed.status.success(), "{log}");
+    assert!(log.contains("delete Namespace kite"), "{log}");
+    assert!(
+        log.contains("to be gone: Namespace kite (Terminating since"),
+        "the wait shows the namespace's state: {log}"
+    );
+    let namespaces = cluster.get(&["namespaces"]);
+    assert!(
+        !namespaces["items"].as_array().unwrap().iter().any(|n| n["metadata"]["name"] == "kite"),
+        "uninstall ended only once the namespace was gone: {namespaces}"
+    );
+    drop(controller);
+    // At once, a new install: nothing to wait for, and it completes.
+    let _controller = installed(&cluster).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aggregated_api_that_is_down_is_named_before_the_uninstall_and_when_its_namespace_wait_gives_up() {
+    let cluster = Cluster::new(FakeApiServer::builder()).await;
+    let _controller = installed(&cluster).await;
+    let faults = cluster.dir.path().join("faults.yaml");
+    std::fs::write(&faults, FAULTS).unwrap();
+    let admin = cluster.admin.clone();
+    tokio::task::spawn_blocking(move || kubectl(&admin, &["apply", "-f", faults.to_str().unwrap()])).await.unwrap();
+    let apiservices: kube::Api<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService> =
+        kube::Api::all(cluster.server.client());
+    eventually(Duration::from_secs(30), "the APIService to be seen unavailable", || async {
+        let service = apiservices.get_opt("v1.subresources.kubevirt.io").await.ok().flatten()?;
+        let conditions = service.status?.conditions?;
+        conditions.iter().any(|c| c.type_ == "Available" && c.status == "False").then_some(())
+    })
+    .await;
+
+    let stalled = cluster.kite(&["uninstall", "--yes", "--delete-images", "--timeout", "3"]).await;
+    let log = said(&stalled);
+    assert!(!stalled.status.success(), "{log}");
+    assert!(log.contains("WARN APIService v1.subresources.kubevirt.io: not Available"), "{log}");
+    assert!(log.contains("it is not Kite's, so it is left alone"), "{log}");
+    assert!(
+        log.contains(
+            "gave up after 3s waiting for Namespace kite to be gone. Last observed: Namespace kite (Terminating since"
+        ),
+        "{log}"
+    );
+    assert!(log.contains("NamespaceDeletionDiscoveryFailure"), "the wait says what holds it: {log}");
+    assert!(
+        apiservices.get_opt("v1.subresources.kubevirt.io").await.unwrap().is_some(),
+        "what is not Kite's is left alone"
+    );
+
+    // Once the operator removes it, the same command completes.
+    let admin = cluster.admin.clone();
+    tokio::task::spawn_blocking(move || kubectl(&admin, &["delete", "apiservice", "v1.subresources.kubevirt.io"]))
+        .await
+        .unwrap();
+    let removed = cluster.kite(&["uninstall", "--yes", "--delete-images"]).await;
+    assert!(removed.status.success(), "{}", said(&removed));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_doctor_names_each_fault_with_its_evidence_and_fix_and_fails() {
     let cluster = Cluster::new(FakeApiServer::builder()).await;

@@ -222,7 +222,7 @@ fn service_name(service: Option<&ServiceReference>) -> Option<(String, String)> 
     service.map(|s| (s.namespace.clone(), s.name.clone()))
 }
 
-async fn api_services(client: &Client) -> anyhow::Result<Vec<Check>> {
+pub(super) async fn api_services(client: &Client) -> anyhow::Result<Vec<Check>> {
     let all =
         Api::<APIService>::all(client.clone()).list(&ListParams::default()).await.context("listing APIServices")?;
     Ok(all

@@ -5,7 +5,7 @@
 use super::plan::{Change, ChangeKind};
 use anyhow::Context;
 use kite_core::reconcile::apply::contains;
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, discovery};
 use serde_json::Value;
@@ -55,13 +55,14 @@ pub fn describe(object: &Value) -> String {
     }
 }
 
-/// Whether a live object is Kite's: labelled by `kite manifests`, or of Kite's own API group.
+/// Whether a live object is Kite's: labelled by `kite manifests` or by Kite's controller, or of Kite's own API group.
 pub fn is_kites(live: &Value) -> bool {
     let group = live["spec"]["group"].as_str();
     let api_version = live["apiVersion"].as_str().unwrap_or_default();
     live["metadata"]["labels"][PART_OF] == "kite"
         || (live["kind"] == "CustomResourceDefinition" && group == Some(kite_core::api::GROUP))
         || api_version.starts_with(&format!("{}/", kite_core::api::GROUP))
+        || kite_core::reconcile::apply::is_ours(live)
 }
 
 fn api(client: &Client, resource: &ApiResource, object: &Value) -> Api<DynamicObject> {
@@ -71,22 +72,79 @@ fn api(client: &Client, resource: &ApiResource, object: &Value) -> Api<DynamicOb
     }
 }
 
+/// The live object of `object`'s kind, namespace and name, as JSON; `None`
+/// when there is none or its kind is not served.
+pub async fn live(client: &Client, kinds: &mut Kinds, object: &Value) -> anyhow::Result<Option<Value>> {
+    let what = describe(object);
+    let name = object["metadata"]["name"].as_str().with_context(|| format!("{what} has no name"))?;
+    let Some(resource) = kinds.resource(client, object).await? else { return Ok(None) };
+    api(client, &resource, object)
+        .get_opt(name)
+        .await
+        .with_context(|| format!("reading {what}"))?
+        .map(|live| serde_json::to_value(live).context("reading a live object"))
+        .transpose()
+}
+
+/// Every live object of a kind, in every namespace; none when the kind is not served.
+pub async fn all_of(client: &Client, kinds: &mut Kinds, api_version: &str, kind: &str) -> anyhow::Result<Vec<Value>> {
+    let probe = serde_json::json!({ "apiVersion": api_version, "kind": kind });
+    let Some(resource) = kinds.resource(client, &probe).await? else { return Ok(Vec::new()) };
+    let list = Api::<DynamicObject>::all_with(client.clone(), &resource)
+        .list(&Default::default())
+        .await
+        .with_context(|| format!("listing {kind}s"))?;
+    list.items
+        .into_iter()
+        .map(|item| {
+            let mut value = serde_json::to_value(item).context("reading a live object")?;
+            value["apiVersion"] = api_version.into();
+            value["kind"] = kind.into();
+            Ok(value)
+        })
+        .collect()
+}
+
+/// Deletes `objects` in order (in the background: the garbage collector
+/// takes their dependents), each only if it exists and is Kite's; the ones
+/// that are not Kite's are returned, untouched.
+pub async fn delete(
+    client: &Client,
+    kinds: &mut Kinds,
+    objects: &[Value],
+    orphan: bool,
+) -> anyhow::Result<Vec<String>> {
+    let params = if orphan { DeleteParams::orphan() } else { DeleteParams::background() };
+    let mut theirs = Vec::new();
+    for object in objects {
+        let what = describe(object);
+        let Some(live) = live(client, kinds, object).await? else { continue };
+        if !is_kites(&live) {
+            tracing::warn!(object = %what, "not deleting what is not Kite's");
+            theirs.push(what);
+            continue;
+        }
+        if live["metadata"]["deletionTimestamp"].is_string() {
+            continue;
+        }
+        let Some(resource) = kinds.resource(client, object).await? else { continue };
+        let name = live["metadata"]["name"].as_str().unwrap_or_default();
+        match api(client, &resource, object).delete(name, &params).await {
+            Ok(_) => tracing::info!(object = %what, "deleting"),
+            Err(kube::Error::Api(status)) if status.is_not_found() => {}
+            Err(error) => return Err(error).with_context(|| format!("deleting {what}")),
+        }
+    }
+    Ok(theirs)
+}
+
 /// What applying `objects` would change; the objects of that name that are not Kite's.
 pub async fn plan(client: &Client, kinds: &mut Kinds, objects: &[Value]) -> anyhow::Result<(Vec<Change>, Vec<String>)> {
     let mut changes = Vec::new();
     let mut theirs = Vec::new();
     for object in objects {
         let what = describe(object);
-        let name = object["metadata"]["name"].as_str().with_context(|| format!("{what} has no name"))?;
-        let live = match kinds.resource(client, object).await? {
-            Some(resource) => api(client, &resource, object)
-                .get_opt(name)
-                .await
-                .with_context(|| format!("reading {what}"))?
-                .map(|live| serde_json::to_value(live).context("reading a live object"))
-                .transpose()?,
-            None => None,
-        };
+        let live = live(client, kinds, object).await?;
         let change = match &live {
             None => ChangeKind::Create,
             Some(live) if !is_kites(live) => {

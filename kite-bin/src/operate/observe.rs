@@ -7,6 +7,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kite_core::api::{GatewayPhase, KitePlatform, PLATFORM_NAME};
 use kube::{Api, Client};
+use serde_json::Value;
 
 /// One look at the cluster.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,6 +28,15 @@ impl Wait {
                 format!("Deployments {} in {namespace} to be Available", names.join(", "))
             }
             Wait::PlatformReady => "the KitePlatform's golden images (and the gateway's exposure) to be Ready".into(),
+            Wait::Gone { objects } => {
+                let names: Vec<String> = objects.iter().map(super::objects::describe).collect();
+                if names.len() > 3 {
+                    format!("{} objects to be gone", names.len())
+                } else {
+                    format!("{} to be gone", names.join(", "))
+                }
+            }
+            Wait::NoneLeft { kind, .. } => format!("every {kind} to be gone"),
         }
     }
 
@@ -45,6 +55,9 @@ impl Wait {
             Wait::PlatformReady => {
                 "`kubectl get kiteplatform kite -o yaml` shows each image's import and the gateway's exposure; `kite doctor` checks both"
             }
+            Wait::Gone { .. } | Wait::NoneLeft { .. } => {
+                "the finalizers and conditions above say what holds each; Kite's own finalizers need the controller running (`kite doctor` checks it); then run the command again"
+            }
         }
     }
 
@@ -55,6 +68,8 @@ impl Wait {
             Wait::CrdsEstablished { names } => crds_established(client, names).await,
             Wait::DeploymentsAvailable { namespace, names } => deployments_available(client, namespace, names).await,
             Wait::PlatformReady => platform_ready(client).await,
+            Wait::Gone { objects } => gone(client, objects).await,
+            Wait::NoneLeft { api_version, kind } => none_left(client, api_version, kind).await,
         }
     }
 }
@@ -191,4 +206,44 @@ async fn platform_ready(client: &Client) -> anyhow::Result<Observation> {
         }
         None => Ok(Observation { done: false, now: "no KitePlatform".into() }),
     }
+}
+
+/// What keeps a live object: `Terminating since …` with its conditions for
+/// a namespace, its finalizers for anything else.
+fn holding(live: &Value) -> String {
+    if live["kind"] == "Namespace"
+        && let Ok(namespace) = serde_json::from_value::<Namespace>(live.clone())
+    {
+        return termination(&namespace);
+    }
+    let finalizers: Vec<&str> =
+        live["metadata"]["finalizers"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    match (live["metadata"]["deletionTimestamp"].as_str(), finalizers.is_empty()) {
+        (Some(since), false) => format!("Terminating since {since}, finalizers {}", finalizers.join(", ")),
+        (Some(since), true) => format!("Terminating since {since}"),
+        (None, _) => "not deleted yet".into(),
+    }
+}
+
+fn remaining(live: &[Value]) -> Observation {
+    let parts: Vec<String> = live.iter().map(|l| format!("{} ({})", super::objects::describe(l), holding(l))).collect();
+    Observation { done: parts.is_empty(), now: if parts.is_empty() { "gone".into() } else { parts.join(", ") } }
+}
+
+async fn gone(client: &Client, objects: &[Value]) -> anyhow::Result<Observation> {
+    let mut kinds = super::objects::Kinds::default();
+    let mut live = Vec::new();
+    for object in objects {
+        if let Some(mut found) = super::objects::live(client, &mut kinds, object).await? {
+            found["apiVersion"] = object["apiVersion"].clone();
+            found["kind"] = object["kind"].clone();
+            live.push(found);
+        }
+    }
+    Ok(remaining(&live))
+}
+
+async fn none_left(client: &Client, api_version: &str, kind: &str) -> anyhow::Result<Observation> {
+    let mut kinds = super::objects::Kinds::default();
+    Ok(remaining(&super::objects::all_of(client, &mut kinds, api_version, kind).await?))
 }

@@ -57,6 +57,10 @@ pub enum ChangeKind {
     Update,
     /// It already holds what is desired: nothing is written.
     Unchanged,
+    /// It is deleted.
+    Delete,
+    /// It is kept (the step's title says why).
+    Keep,
 }
 
 /// One object a step changes.
@@ -92,6 +96,19 @@ pub enum Wait {
     /// The `KitePlatform`'s golden images are Ready and, when exposure is
     /// enabled, the gateway is Ready with an address.
     PlatformReady,
+    /// These objects are gone (NotFound). Each is `apiVersion`, `kind` and
+    /// `metadata.name` (and `namespace`).
+    Gone {
+        /// The objects.
+        objects: Vec<Value>,
+    },
+    /// No object of this kind is left, in any namespace.
+    NoneLeft {
+        /// Its `apiVersion`.
+        api_version: String,
+        /// Its kind.
+        kind: String,
+    },
 }
 
 /// What a step does before it waits.
@@ -101,6 +118,20 @@ pub enum Action {
     Nothing,
     /// Applies these objects server-side, in order.
     Apply(Vec<Value>),
+    /// Deletes these objects, in order, each only if it is Kite's.
+    Delete {
+        /// The objects.
+        objects: Vec<Value>,
+        /// Keep their dependents (the garbage collector removes their owner references instead).
+        orphan: bool,
+    },
+    /// Deletes every object of a kind, in every namespace.
+    DeleteAll {
+        /// Its `apiVersion`.
+        api_version: String,
+        /// Its kind.
+        kind: String,
+    },
     /// Records what was installed in the `KitePlatform`'s status; who acted,
     /// the stack's versions and the time are read when it is recorded.
     Record {

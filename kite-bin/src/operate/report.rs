@@ -82,6 +82,11 @@ impl Output {
         );
     }
 
+    /// Something a step found on its way.
+    pub fn note(self, index: usize, note: &str) {
+        self.emit(&format!("[{}]   {note}", index + 1), json!({ "event": "note", "step": index + 1, "note": note }));
+    }
+
     /// A step is over, with what it last observed.
     pub fn done(self, index: usize, now: &str, took: Duration) {
         self.emit(
@@ -103,7 +108,12 @@ fn changes_text(step: &Step) -> String {
     let count = |kind| step.changes.iter().filter(|c| c.change == kind).count();
     let mut text = String::new();
     for change in step.changes.iter().filter(|c| c.change != ChangeKind::Unchanged) {
-        let verb = if change.change == ChangeKind::Create { "create" } else { "update" };
+        let verb = match change.change {
+            ChangeKind::Create => "create",
+            ChangeKind::Update => "update",
+            ChangeKind::Delete => "delete",
+            ChangeKind::Keep | ChangeKind::Unchanged => "keep",
+        };
         text.push_str(&format!("     {verb} {}\n", change.object));
     }
     let unchanged = count(ChangeKind::Unchanged);

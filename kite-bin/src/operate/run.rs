@@ -51,6 +51,15 @@ pub async fn execute(client: &Client, plan: &Plan, options: &RunOptions) -> anyh
         match &step.action {
             Action::Nothing => {}
             Action::Apply(objects) => objects::apply(client, &mut kinds, objects).await?,
+            Action::Delete { objects, orphan } => {
+                for theirs in objects::delete(client, &mut kinds, objects, *orphan).await? {
+                    output.note(index, &format!("{theirs} is not Kite's: left alone"));
+                }
+            }
+            Action::DeleteAll { api_version, kind } => {
+                let all = objects::all_of(client, &mut kinds, api_version, kind).await?;
+                objects::delete(client, &mut kinds, &all, false).await?;
+            }
             Action::Record { installation, longhorn_namespace } => {
                 super::provenance::record(client, installation, longhorn_namespace).await?
             }
