@@ -2,10 +2,10 @@
 //! HTTP API and web UI, the controller's and the gateway's wiring, and the
 //! command line that picks one.
 //!
-//! Each component is a subcommand: `kite crds`, `kite manifests`, `kite controller`,
-//! `kite gateway`, `kite api`, `kite demo`, `kite install`, `kite uninstall`,
-//! `kite doctor` and
-//! `kite hash-password`.
+//! Each component is a subcommand: `kite crds`, `kite manifests`,
+//! `kite controller`, `kite gateway`, `kite api`, `kite demo`, and
+//! `kite hash-password`; the operator's are `kite install`, `kite upgrade`,
+//! `kite uninstall` and `kite doctor` (see [`operate`]).
 //! `kite demo` exists only with the `demo` cargo feature (on by default),
 //! because it runs the platform on kite-testkit's in-memory API server; a
 //! production build (`--no-default-features`) links no kite-testkit.
@@ -72,6 +72,8 @@ enum Command {
     HashPassword,
     /// Install Kite on a cluster: check it, show the plan, apply it and wait on what it observes.
     Install(operate::install::InstallArgs),
+    /// Upgrade an installation to this version of Kite: refuse a downgrade, replace what cannot change in place, wait for each rollout.
+    Upgrade(operate::upgrade::UpgradeArgs),
     /// Remove Kite from a cluster: plan, delete in order, wait until each thing is gone.
     Uninstall(operate::uninstall::UninstallArgs),
     /// Check an installation as an operator would by hand, each finding with its fix; non-zero when unhealthy.
@@ -93,6 +95,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Api(args) => runtime().and_then(|r| r.block_on(api::run(args))),
         Command::Controller(args) => runtime().and_then(|r| r.block_on(controller::run(args))),
         Command::Install(args) => runtime().and_then(|r| r.block_on(operate::install::run(args))),
+        Command::Upgrade(args) => runtime().and_then(|r| r.block_on(operate::upgrade::run(args))),
         Command::Uninstall(args) => runtime().and_then(|r| r.block_on(operate::uninstall::run(args))),
         Command::Doctor(args) => runtime().and_then(|r| r.block_on(operate::doctor::run(args))),
     }

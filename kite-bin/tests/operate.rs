@@ -415,6 +415,101 @@ async fn an_aggregated_api_that_is_down_is_named_before_the_uninstall_and_when_i
     assert!(removed.status.success(), "{}", said(&removed));
 }
 
+const OLD_IMAGE: &str = "localhost/kite@sha256:1111111111111111111111111111111111111111111111111111111111111111";
+const NEW_IMAGE: &str = "localhost/kite@sha256:2222222222222222222222222222222222222222222222222222222222222222";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgrade_to_a_new_image_rolls_out_replaces_what_cannot_change_in_place_and_records_it() {
+    let cluster = Cluster::new(FakeApiServer::builder()).await;
+    let platform = cluster.platform_file();
+    let install = cluster.kite(&[
+        "install",
+        "--skip-stack",
+        "--yes",
+        "--image",
+        OLD_IMAGE,
+        "--platform",
+        platform.to_str().unwrap(),
+    ]);
+    let (installed, _controller) = tokio::join!(install, cluster.controller_when_deployed());
+    assert!(installed.status.success(), "{}", said(&installed));
+    assert_eq!(
+        cluster.get(&["kiteplatform", "kite"])["status"]["installation"]["imageDigest"],
+        OLD_IMAGE.split_once('@').unwrap().1
+    );
+
+    // Someone recreated the API's Deployment with another selector: it cannot be patched back.
+    let admin = cluster.admin.clone();
+    let mut api = cluster.get(&["deployment", "kite-api", "-n", "kite"]);
+    for field in ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields"] {
+        api["metadata"].as_object_mut().unwrap().remove(field);
+    }
+    api.as_object_mut().unwrap().remove("status");
+    api["spec"]["selector"] = serde_json::json!({ "matchLabels": { "app": "kite-api", "by": "hand" } });
+    api["spec"]["template"]["metadata"]["labels"]["by"] = "hand".into();
+    let file = cluster.dir.path().join("api.json");
+    std::fs::write(&file, api.to_string()).unwrap();
+    tokio::task::spawn_blocking(move || {
+        kubectl(&admin, &["delete", "deployment", "kite-api", "-n", "kite"]);
+        kubectl(&admin, &["create", "-f", file.to_str().unwrap()]);
+    })
+    .await
+    .unwrap();
+
+    let upgraded = cluster.kite(&["upgrade", "--yes", "--image", NEW_IMAGE]).await;
+    let log = said(&upgraded);
+    assert!(upgraded.status.success(), "{log}");
+    for expected in [
+        "ok   version: from 0.1.0 to 0.1.0",
+        "WARN Deployment kite/kite-api: its spec.selector",
+        "cannot change in place: it is replaced",
+        "replace what cannot change in place",
+        "update Deployment kite/kite-controller",
+        "then wait for Deployments kite-controller, kite-api, kite-gateway in kite to be Available",
+        "record Kite 0.1.0 as upgraded",
+        "kite upgrade: Kite is upgraded",
+    ] {
+        assert!(log.contains(expected), "{expected:?} is missing:\n{log}");
+    }
+    let deployment = cluster.get(&["deployment", "kite-api", "-n", "kite"]);
+    assert_eq!(deployment["spec"]["template"]["spec"]["containers"][0]["image"], NEW_IMAGE);
+    assert!(deployment["spec"]["selector"]["matchLabels"].get("by").is_none(), "replaced: {deployment}");
+    let recorded = cluster.get(&["kiteplatform", "kite"])["status"]["installation"].clone();
+    assert_eq!(recorded["operation"], "Upgrade", "{recorded}");
+    assert_eq!(recorded["image"], NEW_IMAGE);
+    assert_eq!(recorded["imageDigest"], NEW_IMAGE.split_once('@').unwrap().1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_downgrade_is_refused_unless_forced_and_an_unrecorded_installation_is_not_upgraded() {
+    let cluster = Cluster::new(FakeApiServer::builder()).await;
+    let refused = cluster.kite(&["upgrade", "--yes"]).await;
+    assert!(!refused.status.success());
+    assert!(said(&refused).contains("FAIL installation: there is no KitePlatform"), "{}", said(&refused));
+
+    let _controller = installed(&cluster).await;
+    // The cluster runs a newer Kite than this binary.
+    let admin = cluster.admin.clone();
+    tokio::task::spawn_blocking(move || {
+        let newer = r#"{"status":{"installation":{"kiteVersion":"9.1.0"}}}"#;
+        kubectl(&admin, &["patch", "kiteplatform", "kite", "--subresource=status", "--type=merge", "-p", newer]);
+    })
+    .await
+    .unwrap();
+    let writes = cluster.server.write_count();
+    let refused = cluster.kite(&["upgrade", "--yes"]).await;
+    let log = said(&refused);
+    assert!(!refused.status.success(), "{log}");
+    assert!(log.contains("FAIL version: a downgrade from 9.1.0 to 0.1.0 is refused"), "{log}");
+    assert!(log.contains("pass --force if you are sure"), "{log}");
+    assert_eq!(cluster.server.write_count(), writes, "nothing was changed");
+
+    let forced = cluster.kite(&["upgrade", "--yes", "--force"]).await;
+    assert!(forced.status.success(), "{}", said(&forced));
+    assert!(said(&forced).contains("WARN version: a downgrade from 9.1.0 to 0.1.0, forced"), "{}", said(&forced));
+    assert_eq!(cluster.get(&["kiteplatform", "kite"])["status"]["installation"]["kiteVersion"], "0.1.0");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_doctor_names_each_fault_with_its_evidence_and_fix_and_fails() {
     let cluster = Cluster::new(FakeApiServer::builder()).await;

@@ -77,21 +77,8 @@ pub async fn plan(client: &Client, args: &InstallArgs) -> anyhow::Result<Plan> {
         ));
     }
 
-    let all = crate::manifests::objects(options)?;
-    let (crds, rest): (Vec<Value>, Vec<Value>) = all.into_iter().partition(|o| o["kind"] == "CustomResourceDefinition");
     let platform = platform(client, args.platform.as_ref(), &mut checks).await?;
-    let mut kinds = Kinds::default();
-    let (crd_changes, mut theirs) = objects::plan(client, &mut kinds, &crds).await?;
-    let (changes, more) = objects::plan(client, &mut kinds, &rest).await?;
-    theirs.extend(more);
-    let platform_changes = match &platform {
-        Some(platform) => {
-            let (changes, more) = objects::plan(client, &mut kinds, std::slice::from_ref(platform)).await?;
-            theirs.extend(more);
-            changes
-        }
-        None => Vec::new(),
-    };
+    let (kite_steps, theirs) = apply_steps(client, options, platform, InstallOperation::Install).await?;
     for object in theirs {
         checks.push(Check::fail(
             object.clone(),
@@ -99,7 +86,6 @@ pub async fn plan(client: &Client, args: &InstallArgs) -> anyhow::Result<Plan> {
             format!("remove it, or label it app.kubernetes.io/part-of=kite to hand it to Kite, or install into another --namespace ({object})"),
         ));
     }
-
     let mut steps = Vec::new();
     if !terminating.is_empty() {
         steps.push(Step {
@@ -109,52 +95,7 @@ pub async fn plan(client: &Client, args: &InstallArgs) -> anyhow::Result<Plan> {
             wait: Some(Wait::NamespacesGone { names: terminating.into_iter().map(|(name, _)| name).collect() }),
         });
     }
-    let crd_names = crds.iter().filter_map(|c| c["metadata"]["name"].as_str().map(str::to_string)).collect();
-    steps.push(Step {
-        title: "apply Kite's CustomResourceDefinitions".into(),
-        changes: crd_changes,
-        action: Action::Apply(crds),
-        wait: Some(Wait::CrdsEstablished { names: crd_names }),
-    });
-    let deployments = rest
-        .iter()
-        .filter(|o| o["kind"] == "Deployment")
-        .filter_map(|o| o["metadata"]["name"].as_str().map(str::to_string))
-        .collect();
-    steps.push(Step {
-        title: format!("apply Kite's deployment in namespace {} (image {})", namespaces.platform, options.image),
-        changes,
-        action: Action::Apply(rest),
-        wait: Some(Wait::DeploymentsAvailable { namespace: namespaces.platform.clone(), names: deployments }),
-    });
-    steps.push(Step {
-        title: if platform.is_some() {
-            "apply the KitePlatform".into()
-        } else {
-            "keep the KitePlatform as it is".into()
-        },
-        changes: platform_changes,
-        action: platform.map_or(Action::Nothing, |p| Action::Apply(vec![p])),
-        wait: Some(Wait::PlatformReady),
-    });
-    let installation = Installation {
-        operation: InstallOperation::Install,
-        kite_version: env!("CARGO_PKG_VERSION").into(),
-        image: options.image.clone(),
-        image_digest: options.image.split_once('@').map(|(_, digest)| digest.to_string()),
-        installed_by: String::new(),
-        completed_at: Time(jiff::Timestamp::now()),
-        stack: Vec::new(),
-    };
-    steps.push(Step {
-        title: format!("record Kite {} as installed in the KitePlatform's status", installation.kite_version),
-        changes: Vec::new(),
-        action: Action::Record {
-            installation: Box::new(installation),
-            longhorn_namespace: namespaces.longhorn.clone(),
-        },
-        wait: None,
-    });
+    steps.extend(kite_steps);
     Ok(Plan { operation: "install".into(), checks, steps })
 }
 
@@ -338,4 +279,83 @@ async fn platform(client: &Client, path: Option<&PathBuf>, checks: &mut Vec<Chec
             Ok(None)
         }
     }
+}
+
+/// The steps that make the cluster hold this version of Kite: the CRDs
+/// (then `Established`), the deployment (then `Available`, every replica
+/// updated), the platform when one is given (then Ready), and the record of
+/// `operation`. Also the objects of Kite's names that are not Kite's.
+pub(super) async fn apply_steps(
+    client: &Client,
+    options: &ManifestArgs,
+    platform: Option<Value>,
+    operation: InstallOperation,
+) -> anyhow::Result<(Vec<Step>, Vec<String>)> {
+    let namespaces = options.namespaces();
+    let all = crate::manifests::objects(options)?;
+    let (crds, rest): (Vec<Value>, Vec<Value>) = all.into_iter().partition(|o| o["kind"] == "CustomResourceDefinition");
+    let mut kinds = Kinds::default();
+    let (crd_changes, mut theirs) = objects::plan(client, &mut kinds, &crds).await?;
+    let (changes, more) = objects::plan(client, &mut kinds, &rest).await?;
+    theirs.extend(more);
+    let platform_changes = match &platform {
+        Some(platform) => {
+            let (changes, more) = objects::plan(client, &mut kinds, std::slice::from_ref(platform)).await?;
+            theirs.extend(more);
+            changes
+        }
+        None => Vec::new(),
+    };
+    let mut steps = Vec::new();
+    let crd_names = crds.iter().filter_map(|c| c["metadata"]["name"].as_str().map(str::to_string)).collect();
+    steps.push(Step {
+        title: "apply Kite's CustomResourceDefinitions".into(),
+        changes: crd_changes,
+        action: Action::Apply(crds),
+        wait: Some(Wait::CrdsEstablished { names: crd_names }),
+    });
+    let deployments = rest
+        .iter()
+        .filter(|o| o["kind"] == "Deployment")
+        .filter_map(|o| o["metadata"]["name"].as_str().map(str::to_string))
+        .collect();
+    steps.push(Step {
+        title: format!("apply Kite's deployment in namespace {} (image {})", namespaces.platform, options.image),
+        changes,
+        action: Action::Apply(rest),
+        wait: Some(Wait::DeploymentsAvailable { namespace: namespaces.platform.clone(), names: deployments }),
+    });
+    steps.push(Step {
+        title: if platform.is_some() {
+            "apply the KitePlatform".into()
+        } else {
+            "keep the KitePlatform as it is".into()
+        },
+        changes: platform_changes,
+        action: platform.map_or(Action::Nothing, |p| Action::Apply(vec![p])),
+        wait: Some(Wait::PlatformReady),
+    });
+    let done = match operation {
+        InstallOperation::Install => "installed",
+        InstallOperation::Upgrade => "upgraded",
+    };
+    let installation = Installation {
+        operation,
+        kite_version: env!("CARGO_PKG_VERSION").into(),
+        image: options.image.clone(),
+        image_digest: options.image.split_once('@').map(|(_, digest)| digest.to_string()),
+        installed_by: String::new(),
+        completed_at: Time(jiff::Timestamp::now()),
+        stack: Vec::new(),
+    };
+    steps.push(Step {
+        title: format!("record Kite {} as {done} in the KitePlatform's status", installation.kite_version),
+        changes: Vec::new(),
+        action: Action::Record {
+            installation: Box::new(installation),
+            longhorn_namespace: namespaces.longhorn.clone(),
+        },
+        wait: None,
+    });
+    Ok((steps, theirs))
 }

@@ -1,4 +1,5 @@
-//! The operator's commands, `kite install`, `kite uninstall` and `kite doctor`, written as a
+//! The operator's commands, `kite install`, `kite upgrade`, `kite uninstall`
+//! and `kite doctor`, written as a
 //! controller is: each command is data first (a [`Plan`]: checks, then
 //! steps, each with the changes it makes and the state it waits for), then
 //! the plan is shown, confirmed, applied and observed.
@@ -10,7 +11,7 @@
 //!   `Established`, a Deployment `Available`, the platform's images Ready.
 //! - [`run`] shows a plan, asks, applies each step and waits on what it
 //!   observes, saying what it waits for, what it sees now and for how long.
-//! - [`install`], [`uninstall`] and [`doctor`] are the commands.
+//! - [`install`], [`upgrade`], [`uninstall`] and [`doctor`] are the commands.
 //!
 //! Every step is idempotent: a command cut off half-way (Ctrl-C, a crash)
 //! plans again from what the cluster holds and goes on from there.
@@ -24,6 +25,7 @@ mod provenance;
 mod report;
 pub mod run;
 pub mod uninstall;
+pub mod upgrade;
 
 pub use plan::{Change, ChangeKind, Check, Outcome, Plan, Step, Wait};
 pub use report::Output;

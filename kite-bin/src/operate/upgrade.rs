@@ -1,0 +1,195 @@
+//! `kite upgrade`: the install's plan and apply for this version of Kite
+//! (a new image, new manifests, new CRDs) over a recorded installation.
+//!
+//! Before acting it refuses what a misread setting or a skipped step would
+//! break: a downgrade (this binary older than the recorded installation)
+//! unless `--force`; a CRD version that objects are still stored in and that
+//! this version no longer serves; an installation that was never recorded.
+//! A field that cannot change in place (a Deployment's `spec.selector`) is
+//! planned as a replacement: the object is deleted, waited on until gone,
+//! and created again. Each rollout is waited on (every replica updated and
+//! `Available`) before the next step, and the upgrade is recorded as the
+//! installation.
+
+use super::plan::{Action, Check, Plan, Step, Wait};
+use super::run::{self, RunOptions};
+use crate::manifests::ManifestArgs;
+use anyhow::Context;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kite_core::api::{InstallOperation, KitePlatform, PLATFORM_NAME};
+use kube::{Api, Client};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+/// The options of `kite upgrade`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct UpgradeArgs {
+    /// The kubeconfig; without it, `KUBECONFIG`, `~/.kube/config` or the in-cluster account.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Go on with a downgrade (this binary older than what is installed).
+    #[arg(long)]
+    pub force: bool,
+    /// What is deployed: the options of `kite manifests`, as for `kite install`.
+    #[command(flatten)]
+    pub manifests: ManifestArgs,
+    /// How the plan is carried out.
+    #[command(flatten)]
+    pub run: RunOptions,
+}
+
+/// `kite upgrade`.
+pub async fn run(args: UpgradeArgs) -> anyhow::Result<()> {
+    let client = crate::cluster::connect(args.kubeconfig.as_ref()).await?;
+    let plan = plan(&client, &args).await?;
+    run::execute(&client, &plan, &args.run).await?;
+    if !args.run.plan {
+        args.run
+            .output
+            .finished("upgrade", "Kite is upgraded, and the upgrade is recorded in the KitePlatform's status");
+    }
+    Ok(())
+}
+
+/// Whether going from `installed` to this binary's version is an upgrade; a check either way.
+pub fn version_check(installed: &str, force: bool) -> Check {
+    let this = env!("CARGO_PKG_VERSION");
+    let name = "version";
+    let (Ok(from), Ok(to)) = (semver::Version::parse(installed), semver::Version::parse(this)) else {
+        return Check::fail(
+            name,
+            format!("the recorded version {installed:?} is not a version"),
+            "kite install --skip-stack records this version over it",
+        );
+    };
+    if to >= from {
+        Check::ok(name, format!("from {from} to {to}"))
+    } else if force {
+        Check::warn(name, format!("a downgrade from {from} to {to}, forced"), "nothing: --force asked for it")
+    } else {
+        Check::fail(
+            name,
+            format!("a downgrade from {from} to {to} is refused: an older Kite may not read what a newer one wrote"),
+            format!("use kite {from} or later, or pass --force if you are sure"),
+        )
+    }
+}
+
+/// The checks and steps of upgrading what `client` reaches to this version.
+pub async fn plan(client: &Client, args: &UpgradeArgs) -> anyhow::Result<Plan> {
+    let mut checks = vec![super::install::version(client).await?];
+    let platform = Api::<KitePlatform>::all(client.clone()).get_opt(PLATFORM_NAME).await.ok().flatten();
+    let installed = platform.as_ref().and_then(|p| p.status.as_ref()).and_then(|s| s.installation.clone());
+    match (&platform, &installed) {
+        (None, _) => checks.push(Check::fail("installation", "there is no KitePlatform", "kite install")),
+        (Some(_), None) => checks.push(Check::fail(
+            "installation",
+            "none is recorded: Kite was not installed by kite install, so what runs is not known",
+            "kite install --skip-stack --image <the image that runs> records it",
+        )),
+        (Some(_), Some(installed)) => {
+            checks.push(Check::ok(
+                "installation",
+                format!("Kite {} from {}, by {}", installed.kite_version, installed.image, installed.installed_by),
+            ));
+            checks.push(version_check(&installed.kite_version, args.force));
+        }
+    }
+    let options = &args.manifests;
+    let namespace = options.namespaces().platform;
+    if let Some(live) =
+        Api::<Namespace>::all(client.clone()).get_opt(&namespace).await.context("reading the namespace")?
+        && live.metadata.deletion_timestamp.is_some()
+    {
+        checks.push(Check::fail(
+            format!("namespace {namespace}"),
+            format!("is being deleted: {}", super::observe::termination(&live)),
+            "wait for it to be gone, then kite install",
+        ));
+    }
+    checks.extend(stored_versions(client).await?);
+    let (replaced, replace_checks) = replacements(client, options).await?;
+    checks.extend(replace_checks);
+
+    let (mut steps, theirs) = super::install::apply_steps(client, options, None, InstallOperation::Upgrade).await?;
+    for object in theirs {
+        checks.push(Check::fail(object.clone(), "exists and is not Kite's", format!("remove it ({object})")));
+    }
+    if !replaced.is_empty() {
+        let changes = replaced
+            .iter()
+            .map(|o| super::plan::Change {
+                change: super::plan::ChangeKind::Delete,
+                object: super::objects::describe(o),
+            })
+            .collect();
+        steps.insert(
+            1,
+            Step {
+                title: "replace what cannot change in place: delete it and wait until it is gone (it is created again next)"
+                    .into(),
+                changes,
+                action: Action::Delete { objects: replaced.clone(), orphan: false },
+                wait: Some(Wait::Gone { objects: replaced }),
+            },
+        );
+    }
+    Ok(Plan { operation: "upgrade".into(), checks, steps })
+}
+
+/// A CRD version that objects are stored in must stay served.
+async fn stored_versions(client: &Client) -> anyhow::Result<Vec<Check>> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut checks = Vec::new();
+    for desired in kite_core::api::crds() {
+        let name = desired.metadata.name.clone().unwrap_or_default();
+        let Some(live) = api.get_opt(&name).await.with_context(|| format!("reading CRD {name}"))? else { continue };
+        let kept: Vec<&str> = desired.spec.versions.iter().map(|v| v.name.as_str()).collect();
+        let dropped: Vec<String> = live
+            .status
+            .and_then(|s| s.stored_versions)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|v| !kept.contains(&v.as_str()))
+            .collect();
+        if !dropped.is_empty() {
+            checks.push(Check::fail(
+                format!("CRD {name}"),
+                format!("objects are stored as {}, which this version no longer serves", dropped.join(", ")),
+                "migrate the stored objects to a served version and remove the old one from status.storedVersions first",
+            ));
+        }
+    }
+    Ok(checks)
+}
+
+/// The Deployments whose selector differs from this version's: a selector cannot change in place.
+async fn replacements(client: &Client, options: &ManifestArgs) -> anyhow::Result<(Vec<Value>, Vec<Check>)> {
+    let namespace = options.namespaces().platform;
+    let api: Api<Deployment> = Api::namespaced(client.clone(), &namespace);
+    let mut replaced = Vec::new();
+    let mut checks = Vec::new();
+    for desired in crate::manifests::objects(options)?.into_iter().filter(|o| o["kind"] == "Deployment") {
+        let name = desired["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        let Some(live) = api.get_opt(&name).await.with_context(|| format!("reading Deployment {namespace}/{name}"))?
+        else {
+            continue;
+        };
+        let selector = serde_json::to_value(&live.spec.selector).context("reading a selector")?;
+        if selector != desired["spec"]["selector"] {
+            checks.push(Check::warn(
+                format!("Deployment {namespace}/{name}"),
+                format!(
+                    "its spec.selector {selector} becomes {}, which cannot change in place: it is replaced, and down meanwhile",
+                    desired["spec"]["selector"]
+                ),
+                "nothing: the plan deletes it and creates it again",
+            ));
+            replaced.push(json!({ "apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": { "name": name, "namespace": namespace } }));
+        }
+    }
+    Ok((replaced, checks))
+}
