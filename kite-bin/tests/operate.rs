@@ -72,13 +72,21 @@ impl Cluster {
             deployments.get_opt("kite-controller").await.ok().flatten().map(|_| ())
         })
         .await;
-        let kubeconfig = self.dir.path().join("controller.kubeconfig");
-        let text = self.server.service_account_kubeconfig(self.address, "kite", "kite-controller").unwrap();
-        kite_testkit::kubeconfig::write_text(&kubeconfig, &text).unwrap();
-        let log = std::fs::File::create(self.dir.path().join("controller.log")).unwrap();
         let port = free_port();
+        self.component(
+            "kite-controller",
+            &["controller", "--namespace", "kite", "--identity", "test", "--listen", &format!("127.0.0.1:{port}")],
+        )
+    }
+
+    /// `kite <args>` as the ServiceAccount `kite/<account>`, logging to `<account>.log`.
+    fn component(&self, account: &str, args: &[&str]) -> Process {
+        let kubeconfig = self.dir.path().join(format!("{account}.kubeconfig"));
+        let text = self.server.service_account_kubeconfig(self.address, "kite", account).unwrap();
+        kite_testkit::kubeconfig::write_text(&kubeconfig, &text).unwrap();
+        let log = std::fs::File::create(self.dir.path().join(format!("{account}.log"))).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_kite"))
-            .args(["controller", "--namespace", "kite", "--identity", "test", "--listen", &format!("127.0.0.1:{port}")])
+            .args(args)
             .arg("--kubeconfig")
             .arg(&kubeconfig)
             .env("RUST_LOG", "warn")
@@ -508,6 +516,56 @@ async fn a_downgrade_is_refused_unless_forced_and_an_unrecorded_installation_is_
     assert!(forced.status.success(), "{}", said(&forced));
     assert!(said(&forced).contains("WARN version: a downgrade from 9.1.0 to 0.1.0, forced"), "{}", said(&forced));
     assert_eq!(cluster.get(&["kiteplatform", "kite"])["status"]["installation"]["kiteVersion"], "0.1.0");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_doctor_checks_from_outside_what_users_meet_the_api_answering_and_the_gateways_host_key() {
+    let cluster = Cluster::new(FakeApiServer::builder()).await;
+    let _controller = installed(&cluster).await;
+    let (api_port, ssh_port, gateway_http, impostor_port, impostor_http) =
+        (free_port(), free_port(), free_port(), free_port(), free_port());
+    let _api =
+        cluster.component("kite-api", &["api", "--namespace", "kite", "--listen", &format!("127.0.0.1:{api_port}")]);
+    let gateway_args = |ssh: u16, http: u16| {
+        vec![
+            "gateway".to_string(),
+            "--kube".into(),
+            "--namespace".into(),
+            "kite".into(),
+            "--listen".into(),
+            format!("127.0.0.1:{ssh}"),
+            "--http".into(),
+            format!("127.0.0.1:{http}"),
+        ]
+    };
+    let args = gateway_args(ssh_port, gateway_http);
+    let _gateway = cluster.component("kite-gateway", &args.iter().map(String::as_str).collect::<Vec<_>>());
+    // Another SSH server on the public address: a gateway with a key of its own.
+    let mut args = gateway_args(impostor_port, impostor_http);
+    let key = cluster.dir.path().join("impostor_key");
+    args.extend(["--host-key".to_string(), key.to_str().unwrap().to_string()]);
+    let _impostor = cluster.component("kite-gateway", &args.iter().map(String::as_str).collect::<Vec<_>>());
+    for port in [api_port, ssh_port, impostor_port] {
+        tokio::task::spawn_blocking(move || kite_testkit::openssh::wait_for_port(port)).await.unwrap();
+    }
+
+    let url = format!("http://127.0.0.1:{api_port}");
+    let ssh = format!("127.0.0.1:{ssh_port}");
+    let healthy = cluster.kite(&["doctor", "--public-url", &url, "--ssh-address", &ssh]).await;
+    let log = said(&healthy);
+    assert!(healthy.status.success(), "{log}");
+    assert!(log.contains(&format!("ok   public URL {url}: {url}/api/v1/health answers 200 OK")), "{log}");
+    assert!(log.contains(&format!("ok   public SSH {ssh}: presents SHA256:")), "{log}");
+    assert!(log.contains("the key kite-gateway-host-key holds"), "{log}");
+
+    let nowhere = format!("http://127.0.0.1:{}", free_port());
+    let impostor = format!("127.0.0.1:{impostor_port}");
+    let faulty = cluster.kite(&["doctor", "--public-url", &nowhere, "--ssh-address", &impostor]).await;
+    let log = said(&faulty);
+    assert!(!faulty.status.success(), "{log}");
+    assert!(log.contains(&format!("FAIL public URL {nowhere}: {nowhere}/api/v1/health does not answer")), "{log}");
+    assert!(log.contains(&format!("FAIL public SSH {impostor}: presents SHA256:")), "{log}");
+    assert!(log.contains("but kite-gateway-host-key holds SHA256:"), "{log}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,6 +9,8 @@
 //! gateway's exposure); namespaces stuck Terminating and the conditions that
 //! say why; APIServices that are not Available; webhook configurations whose
 //! Service is gone; failed DataVolumes; and the default StorageClasses.
+//! From outside the cluster, as a user meets Kite: `--public-url` answers
+//! `/api/v1/health`, and `--ssh-address` presents the gateway's host key.
 
 use super::observe::{deployment_state, platform_state, termination};
 use super::plan::{Check, Outcome};
@@ -38,6 +40,12 @@ pub struct DoctorArgs {
     /// The platform namespace.
     #[arg(long, default_value = "kite")]
     pub namespace: String,
+    /// Check from outside that this URL (the UI and API's public address) answers `/api/v1/health`.
+    #[arg(long)]
+    pub public_url: Option<String>,
+    /// Check from outside that this SSH address (`host:port`, as users connect) presents the gateway's host key.
+    #[arg(long)]
+    pub ssh_address: Option<String>,
     /// `text` for people, `json` for machines.
     #[arg(long, value_enum, default_value_t = Output::Text)]
     pub output: Output,
@@ -46,7 +54,13 @@ pub struct DoctorArgs {
 /// `kite doctor`: fails when a check failed.
 pub async fn run(args: DoctorArgs) -> anyhow::Result<()> {
     let client = crate::cluster::connect(args.kubeconfig.as_ref()).await?;
-    let checks = checks(&client, &args.namespace).await?;
+    let mut checks = checks(&client, &args.namespace).await?;
+    if let Some(url) = &args.public_url {
+        checks.push(super::outside::public_url(url).await);
+    }
+    if let Some(address) = &args.ssh_address {
+        checks.push(super::outside::ssh_address(&client, &args.namespace, address).await);
+    }
     let failed = checks.iter().filter(|c| c.outcome == Outcome::Fail).count();
     let warned = checks.iter().filter(|c| c.outcome == Outcome::Warn).count();
     let summary = format!("{} checks: {failed} failed, {warned} warnings", checks.len());

@@ -20,6 +20,7 @@ pub mod doctor;
 pub mod install;
 pub mod objects;
 pub mod observe;
+mod outside;
 pub mod plan;
 mod provenance;
 mod report;
