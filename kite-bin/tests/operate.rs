@@ -48,8 +48,11 @@ impl Cluster {
 
     /// The operator's platform file: one golden image.
     fn platform_file(&self) -> PathBuf {
-        let platform =
-            kite_core::api::KitePlatform::new(kite_core::api::PLATFORM_NAME, kite_testkit::fixtures::a_platform());
+        self.platform_file_with(kite_testkit::fixtures::a_platform())
+    }
+
+    fn platform_file_with(&self, spec: kite_core::api::KitePlatformSpec) -> PathBuf {
+        let platform = kite_core::api::KitePlatform::new(kite_core::api::PLATFORM_NAME, spec);
         let path = self.dir.path().join("platform.yaml");
         std::fs::write(&path, serde_json::to_string(&platform).unwrap()).unwrap();
         path
@@ -198,6 +201,57 @@ async fn install_refuses_to_take_over_a_namespace_that_is_not_kites_and_changes_
     assert!(log.contains("nothing was changed"), "{log}");
     assert_eq!(cluster.server.write_count(), writes, "{log}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn install_refuses_an_external_ssh_port_that_is_22_or_held_by_another_load_balancer() {
+    let cluster = Cluster::new(FakeApiServer::builder()).await;
+    let exposed = |port: u16| {
+        let mut spec = kite_testkit::fixtures::a_platform();
+        spec.ssh_gateway.external_enabled = true;
+        spec.ssh_gateway.external_port = Some(port);
+        spec
+    };
+    let on_22 = cluster.platform_file_with(exposed(22));
+    let refused = cluster.kite(&["install", "--skip-stack", "--yes", "--platform", on_22.to_str().unwrap()]).await;
+    let log = said(&refused);
+    assert!(!refused.status.success(), "{log}");
+    assert!(log.contains("FAIL external SSH port 22: 22 is the nodes' own sshd: Kite never takes it over"), "{log}");
+    assert!(log.contains("WARN nodes for machines: no node is labelled kubevirt.io/schedulable=true"), "{log}");
+
+    let held = cluster.dir.path().join("held.yaml");
+    std::fs::write(&held, HELD_PORT).unwrap();
+    let admin = cluster.admin.clone();
+    tokio::task::spawn_blocking(move || kubectl(&admin, &["apply", "-f", held.to_str().unwrap()])).await.unwrap();
+    let on_2222 = cluster.platform_file_with(exposed(2222));
+    let refused = cluster.kite(&["install", "--skip-stack", "--yes", "--platform", on_2222.to_str().unwrap()]).await;
+    let log = said(&refused);
+    assert!(!refused.status.success(), "{log}");
+    assert!(
+        log.contains("FAIL external SSH port 2222: already held by the LoadBalancer Service default/git-ssh: ServiceLB binds it on every node"),
+        "{log}"
+    );
+    let on_2223 = cluster.platform_file_with(exposed(2223));
+    let planned = cluster.kite(&["install", "--skip-stack", "--plan", "--platform", on_2223.to_str().unwrap()]).await;
+    assert!(
+        said(&planned).contains("ok   external SSH port 2223: no other LoadBalancer Service holds it"),
+        "{}",
+        said(&planned)
+    );
+}
+
+/// Another team's service already exposed on 2222.
+const HELD_PORT: &str = r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: git-ssh
+  namespace: default
+spec:
+  type: LoadBalancer
+  selector: { app: git }
+  ports:
+    - { name: ssh, port: 2222, targetPort: 22 }
+"#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_the_stack_or_a_platform_install_says_what_to_do() {

@@ -76,7 +76,7 @@ pub async fn run(args: DoctorArgs) -> anyhow::Result<()> {
 
 /// Every check, in the order they are reported.
 pub async fn checks(client: &Client, namespace: &str) -> anyhow::Result<Vec<Check>> {
-    let mut checks = vec![super::install::version(client).await?];
+    let mut checks = vec![super::preflight::version(client).await?];
     checks.extend(crds(client).await?);
     let platform = Api::<KitePlatform>::all(client.clone()).get_opt(PLATFORM_NAME).await.ok().flatten();
     checks.extend(deployments(client, namespace, platform.as_ref()).await?);
@@ -85,7 +85,7 @@ pub async fn checks(client: &Client, namespace: &str) -> anyhow::Result<Vec<Chec
     checks.extend(api_services(client).await?);
     checks.extend(webhooks(client).await?);
     checks.extend(data_volumes(client).await);
-    checks.push(super::install::storage_classes(client).await?);
+    checks.push(super::preflight::storage_classes(client).await?);
     Ok(checks)
 }
 

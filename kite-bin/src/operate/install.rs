@@ -10,20 +10,17 @@
 
 use super::objects::{self, Kinds};
 use super::plan::{Action, Check, Plan, Step, Wait};
+use super::preflight;
 use super::run::{self, RunOptions};
 use crate::manifests::ManifestArgs;
 use anyhow::Context;
-use k8s_openapi::api::core::v1::{Namespace, Node};
-use k8s_openapi::api::storage::v1::StorageClass;
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kite_core::api::{InstallOperation, Installation, KitePlatform, PLATFORM_NAME};
-use kube::api::{Api, ListParams};
-use kube::{Client, discovery};
+use kube::Client;
+use kube::api::Api;
 use serde_json::Value;
 use std::path::PathBuf;
-
-/// The oldest Kubernetes that runs Kite: its CRDs' CEL rules need 1.30.
-pub const MINIMUM_MINOR: u32 = 30;
 
 /// The options of `kite install`.
 #[derive(clap::Args, Debug, Clone)]
@@ -59,8 +56,15 @@ pub async fn run(args: InstallArgs) -> anyhow::Result<()> {
 
 /// The checks and steps of an install onto what `client` reaches.
 pub async fn plan(client: &Client, args: &InstallArgs) -> anyhow::Result<Plan> {
-    let mut checks = vec![version(client).await?, nodes(client).await?, storage_classes(client).await?];
-    checks.extend(stack(client, args.skip_stack).await?);
+    let mut checks = vec![
+        preflight::version(client).await?,
+        preflight::nodes(client).await?,
+        preflight::storage_classes(client).await?,
+    ];
+    checks.extend(preflight::stack(client, args.skip_stack).await?);
+    if args.skip_stack {
+        checks.push(preflight::schedulable(client).await?);
+    }
 
     let options = &args.manifests;
     let namespaces = options.namespaces();
@@ -78,6 +82,15 @@ pub async fn plan(client: &Client, args: &InstallArgs) -> anyhow::Result<Plan> {
     }
 
     let platform = platform(client, args.platform.as_ref(), &mut checks).await?;
+    let spec = match &platform {
+        Some(given) => serde_json::from_value::<KitePlatform>(given.clone()).ok().map(|p| p.spec),
+        None => Api::<KitePlatform>::all(client.clone()).get_opt(PLATFORM_NAME).await.ok().flatten().map(|p| p.spec),
+    };
+    if let Some(spec) = spec
+        && let Some(check) = preflight::ssh_port(client, &spec).await?
+    {
+        checks.push(check);
+    }
     let (kite_steps, theirs) = apply_steps(client, options, platform, InstallOperation::Install).await?;
     for object in theirs {
         checks.push(Check::fail(
@@ -97,124 +110,6 @@ pub async fn plan(client: &Client, args: &InstallArgs) -> anyhow::Result<Plan> {
     }
     steps.extend(kite_steps);
     Ok(Plan { operation: "install".into(), checks, steps })
-}
-
-/// Kubernetes 1.30 or later.
-pub async fn version(client: &Client) -> anyhow::Result<Check> {
-    let info = client.apiserver_version().await.context("asking the API server for its version")?;
-    let minor: u32 = info.minor.trim_end_matches('+').parse().unwrap_or(0);
-    let name = "Kubernetes version";
-    Ok(if info.major == "1" && minor >= MINIMUM_MINOR {
-        Check::ok(name, format!("{} (1.{MINIMUM_MINOR} or later)", info.git_version))
-    } else {
-        Check::fail(
-            name,
-            format!("{}: Kite's CRDs need 1.{MINIMUM_MINOR} or later for their validation rules", info.git_version),
-            "upgrade the cluster (for K3s, rerun its installer with INSTALL_K3S_VERSION)",
-        )
-    })
-}
-
-async fn nodes(client: &Client) -> anyhow::Result<Check> {
-    let nodes = Api::<Node>::all(client.clone()).list(&ListParams::default()).await.context("listing the nodes")?;
-    let ready = |node: &Node| {
-        node.status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-    };
-    let names: Vec<String> = nodes.items.iter().filter(|n| ready(n)).filter_map(|n| n.metadata.name.clone()).collect();
-    Ok(if names.is_empty() {
-        Check::fail(
-            "nodes",
-            format!("none of {} nodes is Ready", nodes.items.len()),
-            "`kubectl describe nodes` says why",
-        )
-    } else {
-        Check::ok("nodes", format!("{} of {} Ready ({})", names.len(), nodes.items.len(), names.join(", ")))
-    })
-}
-
-/// One default StorageClass, Longhorn's.
-pub async fn storage_classes(client: &Client) -> anyhow::Result<Check> {
-    let classes = Api::<StorageClass>::all(client.clone())
-        .list(&ListParams::default())
-        .await
-        .context("listing StorageClasses")?;
-    let defaults: Vec<&StorageClass> = classes
-        .items
-        .iter()
-        .filter(|c| {
-            c.metadata.annotations.as_ref().and_then(|a| a.get("storageclass.kubernetes.io/is-default-class"))
-                == Some(&"true".to_string())
-        })
-        .collect();
-    let names: Vec<String> = defaults.iter().filter_map(|c| c.metadata.name.clone()).collect();
-    let name = "default StorageClass";
-    Ok(match defaults.as_slice() {
-        [] => Check::ok(name, "none (Kite names its own StorageClass on every disk)"),
-        [_] => Check::ok(name, format!("{} only", names.join(", "))),
-        _ => Check::warn(
-            name,
-            format!("{} are all default: a claim without a class lands on any of them", names.join(", ")),
-            "keep one: kubectl patch storageclass local-path -p '{\"metadata\":{\"annotations\":{\"storageclass.kubernetes.io/is-default-class\":\"false\"}}}'",
-        ),
-    })
-}
-
-/// The kinds of KubeVirt and CDI Kite uses, and Longhorn's provisioner.
-async fn stack(client: &Client, skip_stack: bool) -> anyhow::Result<Vec<Check>> {
-    if !skip_stack {
-        return Ok(vec![Check::fail(
-            "KubeVirt, CDI and Longhorn",
-            "installing them is not built into kite install yet",
-            "install them as their projects document (see the book's Operating Kite), then run kite install --skip-stack",
-        )]);
-    }
-    let mut checks = Vec::new();
-    for (group, version, kinds, component) in [
-        ("kubevirt.io", "v1", &["VirtualMachine", "VirtualMachineInstance"][..], "KubeVirt"),
-        ("cdi.kubevirt.io", "v1beta1", &["DataVolume"][..], "CDI"),
-    ] {
-        let served = discovery::group(client, group).await.ok();
-        let missing: Vec<&str> = kinds
-            .iter()
-            .copied()
-            .filter(|kind| {
-                !served
-                    .as_ref()
-                    .is_some_and(|g| g.versioned_resources(version).iter().any(|(resource, _)| resource.kind == *kind))
-            })
-            .collect();
-        checks.push(if missing.is_empty() {
-            Check::ok(component, format!("{group}/{version} serves {}", kinds.join(", ")))
-        } else {
-            Check::fail(
-                component,
-                format!("{group}/{version} does not serve {}", missing.join(", ")),
-                format!("install {component} (its operator and its custom resource), or drop --skip-stack"),
-            )
-        });
-    }
-    let classes = Api::<StorageClass>::all(client.clone())
-        .list(&ListParams::default())
-        .await
-        .context("listing StorageClasses")?;
-    let longhorn = discovery::group(client, "longhorn.io").await.is_ok()
-        || classes.items.iter().any(|c| c.provisioner == kite_storage::storage_class::LONGHORN_PROVISIONER);
-    checks.push(if longhorn {
-        Check::ok("Longhorn", "longhorn.io is served")
-    } else {
-        Check::warn(
-            "Longhorn",
-            format!(
-                "neither longhorn.io nor a {} StorageClass was found",
-                kite_storage::storage_class::LONGHORN_PROVISIONER
-            ),
-            "install Longhorn before creating machines: their disks are Longhorn volumes",
-        )
-    });
-    Ok(checks)
 }
 
 /// Which of `names` are Terminating, with what holds them.

@@ -7,6 +7,7 @@
 //! - [`plan`] holds the shapes: [`Check`], [`Step`], [`Change`], [`Wait`].
 //! - [`objects`] plans and applies Kite's own objects, server-side, under
 //!   one field manager, refusing any object of the same name that is not Kite's.
+//! - [`preflight`] holds the checks made before acting.
 //! - [`observe`] reads what a wait waits for: a namespace gone, a CRD
 //!   `Established`, a Deployment `Available`, the platform's images Ready.
 //! - [`run`] shows a plan, asks, applies each step and waits on what it
@@ -22,6 +23,7 @@ pub mod objects;
 pub mod observe;
 mod outside;
 pub mod plan;
+pub mod preflight;
 mod provenance;
 mod report;
 pub mod run;

@@ -79,7 +79,7 @@ pub fn version_check(installed: &str, force: bool) -> Check {
 
 /// The checks and steps of upgrading what `client` reaches to this version.
 pub async fn plan(client: &Client, args: &UpgradeArgs) -> anyhow::Result<Plan> {
-    let mut checks = vec![super::install::version(client).await?];
+    let mut checks = vec![super::preflight::version(client).await?];
     let platform = Api::<KitePlatform>::all(client.clone()).get_opt(PLATFORM_NAME).await.ok().flatten();
     let installed = platform.as_ref().and_then(|p| p.status.as_ref()).and_then(|s| s.installation.clone());
     match (&platform, &installed) {
