@@ -27,13 +27,12 @@ use kite_bin::manifests::{ManifestArgs, objects};
 use kite_testkit::FakeApiServer;
 use kite_testkit::fixtures::eventually;
 use kite_testkit::openssh::{free_port, require, text};
-use kite_testkit::rbac::AuthorizationMode;
 use kite_testkit::sim::{GuestConfig, GuestNetwork, SimulationConfig};
 use reqwest::StatusCode;
 use serde_json::json;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
+use support::rbac_cluster::RbacCluster;
 use support::{Process, Session, create_machine_when_accepted, kubectl, ssh_with_password};
 
 const DEPLOYMENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/k3s/kite.yaml");
@@ -47,34 +46,21 @@ fn login_user() -> String {
 }
 
 /// The cluster with the deployment applied and its Deployments Available.
-struct Cluster {
-    server: FakeApiServer,
-    address: std::net::SocketAddr,
-    admin: PathBuf,
-    dir: tempfile::TempDir,
-    _simulation: kite_testkit::sim::Simulation,
-    _workloads: kite_testkit::sim::workloads::Workloads,
+struct Cluster(RbacCluster);
+
+impl std::ops::Deref for Cluster {
+    type Target = RbacCluster;
+    fn deref(&self) -> &RbacCluster {
+        &self.0
+    }
 }
 
 impl Cluster {
     async fn with_deployment() -> Self {
-        let server = FakeApiServer::builder().authorization(AuthorizationMode::Rbac).build().unwrap();
-        let simulation = SimulationConfig {
-            step: Duration::from_millis(20),
-            import_steps: 3,
-            clone_steps: 3,
-            load_balancer_ip: Some("127.0.0.1".into()),
-            ..SimulationConfig::default()
-        };
-        let simulation = kite_testkit::sim::start(&server, simulation).unwrap();
-        let workloads = kite_testkit::sim::workloads::start(&server, Default::default()).unwrap();
-        let address = server.listen_tls("127.0.0.1:0".parse().unwrap()).await.unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let admin = dir.path().join("admin.kubeconfig");
-        kite_testkit::kubeconfig::write_text(&admin, &server.admin_kubeconfig(address).unwrap()).unwrap();
-        let kubeconfig = admin.clone();
+        let simulation = SimulationConfig { load_balancer_ip: Some("127.0.0.1".into()), ..SimulationConfig::default() };
+        let cluster = RbacCluster::start(FakeApiServer::builder(), simulation).await;
+        let kubeconfig = cluster.admin.clone();
         tokio::task::spawn_blocking(move || {
-            kubectl(&kubeconfig, &["create", "namespace", "longhorn-system"]);
             kubectl(&kubeconfig, &["apply", "-f", DEPLOYMENT]);
             let wait = ["wait", "--for=condition=Available", "deployment", "--all", "-n", "kite", "--timeout=30s"];
             kubectl(&kubeconfig, &wait);
@@ -90,35 +76,12 @@ impl Cluster {
         })
         .await
         .unwrap();
-        Self { server, address, admin, dir, _simulation: simulation, _workloads: workloads }
-    }
-
-    /// A kubeconfig for `component`'s ServiceAccount, with a token from the TokenRequest API.
-    fn kubeconfig(&self, component: Component) -> PathBuf {
-        let text = self.server.service_account_kubeconfig(self.address, "kite", component.name()).unwrap();
-        let path = self.dir.path().join(format!("{}.kubeconfig", component.name()));
-        kite_testkit::kubeconfig::write_text(&path, &text).unwrap();
-        path
-    }
-
-    fn log(&self, component: Component) -> PathBuf {
-        self.dir.path().join(format!("{}.log", component.name()))
+        Self(cluster)
     }
 
     /// Starts `kite <args>` as `component`, logging to its file.
     fn start(&self, component: Component, args: &[&str]) -> Process {
-        let log = std::fs::File::create(self.log(component)).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_kite"))
-            .args(args)
-            .arg("--kubeconfig")
-            .arg(self.kubeconfig(component))
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        Process(child)
+        self.component(component.name(), args)
     }
 
     /// `kite api` as its account; its base URL once it answers healthy.
@@ -138,7 +101,7 @@ impl Cluster {
     fn logs(&self) -> String {
         Component::ALL
             .iter()
-            .map(|c| format!("--- {}:\n{}", c.name(), std::fs::read_to_string(self.log(*c)).unwrap_or_default()))
+            .map(|c| format!("--- {}:\n{}", c.name(), std::fs::read_to_string(self.log(c.name())).unwrap_or_default()))
             .collect()
     }
 }
@@ -387,7 +350,7 @@ async fn without_one_rule_of_its_role_the_api_fails_and_its_log_names_the_refusa
     assert!(!body.to_string().contains("forbidden"), "the user gets a sentence, not the API server's: {body}");
     let refusal = "configmaps is forbidden: User \"system:serviceaccount:kite:kite-api\" cannot create resource \"configmaps\" in API group \"\" in the namespace \"kite\"";
     eventually(Duration::from_secs(5), "the refusal in the API's log", || async {
-        std::fs::read_to_string(cluster.log(Component::Api)).unwrap_or_default().contains(refusal).then_some(())
+        std::fs::read_to_string(cluster.log(Component::Api.name())).unwrap_or_default().contains(refusal).then_some(())
     })
     .await;
     assert!(cluster.server.denials().iter().any(|d| d["resource"] == "configmaps" && d["verb"] == "create"));

@@ -10,40 +10,27 @@ mod support;
 use kite_testkit::FakeApiServer;
 use kite_testkit::fixtures::eventually;
 use kite_testkit::openssh::{free_port, run_bounded, text};
-use kite_testkit::rbac::AuthorizationMode;
 use kite_testkit::sim::SimulationConfig;
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::Duration;
+use support::rbac_cluster::RbacCluster;
 use support::{Process, kubectl};
 
 /// The fake cluster: KubeVirt, CDI and Longhorn's APIs served, one Ready node, nothing of Kite.
-struct Cluster {
-    server: FakeApiServer,
-    address: std::net::SocketAddr,
-    admin: PathBuf,
-    dir: tempfile::TempDir,
-    _simulation: kite_testkit::sim::Simulation,
-    _workloads: kite_testkit::sim::workloads::Workloads,
+struct Cluster(RbacCluster);
+
+impl std::ops::Deref for Cluster {
+    type Target = RbacCluster;
+    fn deref(&self) -> &RbacCluster {
+        &self.0
+    }
 }
 
 impl Cluster {
     async fn new(builder: kite_testkit::Builder) -> Self {
-        let server = builder.authorization(AuthorizationMode::Rbac).build().unwrap();
-        let simulation =
-            SimulationConfig { step: Duration::from_millis(20), import_steps: 3, clone_steps: 3, ..Default::default() };
-        let simulation = kite_testkit::sim::start(&server, simulation).unwrap();
-        let workloads = kite_testkit::sim::workloads::start(&server, Default::default()).unwrap();
-        let address = server.listen_tls("127.0.0.1:0".parse().unwrap()).await.unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let admin = dir.path().join("admin.kubeconfig");
-        kite_testkit::kubeconfig::write_text(&admin, &server.admin_kubeconfig(address).unwrap()).unwrap();
-        let kubeconfig = admin.clone();
-        tokio::task::spawn_blocking(move || kubectl(&kubeconfig, &["create", "namespace", "longhorn-system"]))
-            .await
-            .unwrap();
-        Self { server, address, admin, dir, _simulation: simulation, _workloads: workloads }
+        Self(RbacCluster::start(builder, SimulationConfig::default()).await)
     }
 
     /// The operator's platform file: one golden image.
@@ -80,25 +67,6 @@ impl Cluster {
             "kite-controller",
             &["controller", "--namespace", "kite", "--identity", "test", "--listen", &format!("127.0.0.1:{port}")],
         )
-    }
-
-    /// `kite <args>` as the ServiceAccount `kite/<account>`, logging to `<account>.log`.
-    fn component(&self, account: &str, args: &[&str]) -> Process {
-        let kubeconfig = self.dir.path().join(format!("{account}.kubeconfig"));
-        let text = self.server.service_account_kubeconfig(self.address, "kite", account).unwrap();
-        kite_testkit::kubeconfig::write_text(&kubeconfig, &text).unwrap();
-        let log = std::fs::File::create(self.dir.path().join(format!("{account}.log"))).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_kite"))
-            .args(args)
-            .arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        Process(child)
     }
 
     fn get(&self, args: &[&str]) -> Value {
@@ -439,7 +407,7 @@ async fn an_aggregated_api_that_is_down_is_named_before_the_uninstall_and_when_i
     let cluster = Cluster::new(FakeApiServer::builder()).await;
     let _controller = installed(&cluster).await;
     let faults = cluster.dir.path().join("faults.yaml");
-    std::fs::write(&faults, FAULTS).unwrap();
+    std::fs::write(&faults, left_behind()).unwrap();
     let admin = cluster.admin.clone();
     tokio::task::spawn_blocking(move || kubectl(&admin, &["apply", "-f", faults.to_str().unwrap()])).await.unwrap();
     let apiservices: kube::Api<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService> =
@@ -635,7 +603,7 @@ async fn the_doctor_names_each_fault_with_its_evidence_and_fix_and_fails() {
     // The existing platform's incidents: an aggregated API whose backend is gone, a webhook
     // configuration whose Service is gone, and a namespace stuck on them.
     let faults = cluster.dir.path().join("faults.yaml");
-    std::fs::write(&faults, FAULTS).unwrap();
+    std::fs::write(&faults, left_behind()).unwrap();
     let admin = cluster.admin.clone();
     tokio::task::spawn_blocking(move || {
         kubectl(&admin, &["apply", "-f", faults.to_str().unwrap()]);
@@ -689,22 +657,12 @@ async fn the_doctor_names_each_fault_with_its_evidence_and_fix_and_fails() {
 /// What the existing platform's uninstall left behind: KubeVirt's aggregated
 /// API without virt-api, and Longhorn's validating webhook without its Service
 /// (names as in their release manifests), and a namespace to delete.
-const FAULTS: &str = r#"
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata:
-  name: v1.subresources.kubevirt.io
-spec:
-  group: subresources.kubevirt.io
-  version: v1
-  groupPriorityMinimum: 1000
-  versionPriority: 15
-  insecureSkipTLSVerify: true
-  service:
-    namespace: kubevirt
-    name: virt-api
-    port: 443
----
+fn left_behind() -> String {
+    format!("{}---{LEFT_BEHIND}", kite_testkit::fixtures::KUBEVIRT_SUBRESOURCES_APISERVICE)
+}
+
+/// Longhorn's validating webhook (as its release manifest names it) and a namespace.
+const LEFT_BEHIND: &str = r#"
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata:

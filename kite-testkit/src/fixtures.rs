@@ -20,6 +20,21 @@ use std::time::Duration;
 /// The golden image the test platform offers.
 pub const IMAGE: &str = "ubuntu-22.04";
 
+/// KubeVirt's aggregated API, as its release manifest registers it, backed
+/// by the Service `kubevirt/virt-api`: while that Service is missing, the
+/// APIService is not Available and no namespace can finish deleting.
+pub const KUBEVIRT_SUBRESOURCES_APISERVICE: &str = "apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1.subresources.kubevirt.io}
+spec:
+  group: subresources.kubevirt.io
+  version: v1
+  groupPriorityMinimum: 1000
+  versionPriority: 15
+  insecureSkipTLSVerify: true
+  service: {namespace: kubevirt, name: virt-api, port: 443}
+";
+
 /// An argon2id hash (of nothing anyone types), where a hash is required.
 pub const SOME_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA";
 

@@ -164,18 +164,6 @@ fn a_crd_whose_kind_is_taken_in_its_group_is_not_accepted_until_the_other_goes()
     kubectl.ok(&["get", "gadgets", "-n", "default"]);
 }
 
-const KUBEVIRT_SUBRESOURCES: &str = "apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: v1.subresources.kubevirt.io}
-spec:
-  group: subresources.kubevirt.io
-  version: v1
-  groupPriorityMinimum: 1000
-  versionPriority: 15
-  insecureSkipTLSVerify: true
-  service: {namespace: kubevirt, name: virt-api, port: 443}
-";
-
 const DISCOVERY_FAILED: &str = "unable to retrieve the complete list of server APIs: subresources.kubevirt.io/v1: the server is currently unable to handle the request";
 
 #[test]
@@ -183,7 +171,7 @@ fn an_aggregated_api_without_its_service_fails_discovery_and_stalls_namespace_de
     let (_dir, _server, kubectl) = fresh(&[]);
     kubectl.ok(&["create", "namespace", "team"]);
     kubectl.ok(&["create", "configmap", "settings", "-n", "team"]);
-    kubectl.ok_with(&["apply", "-f", "-"], Some(KUBEVIRT_SUBRESOURCES));
+    kubectl.ok_with(&["apply", "-f", "-"], Some(kite_testkit::fixtures::KUBEVIRT_SUBRESOURCES_APISERVICE));
     let api = until(&kubectl, &["get", "apiservice", "v1.subresources.kubevirt.io", "-o", "json"], "Available", |a| {
         condition(a, "Available")["status"] == "False"
     });

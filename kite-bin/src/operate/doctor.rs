@@ -278,28 +278,42 @@ pub(super) async fn api_services(client: &Client) -> anyhow::Result<Vec<Check>> 
 }
 
 async fn webhooks(client: &Client) -> anyhow::Result<Vec<Check>> {
-    let mut targets: Vec<(String, String, (String, String))> = Vec::new();
-    let validating = Api::<ValidatingWebhookConfiguration>::all(client.clone())
-        .list(&ListParams::default())
+    // Each configuration as its name and the Services its webhooks call.
+    type Calls = Vec<(String, Vec<Option<ServiceReference>>)>;
+    let params = ListParams::default();
+    let validating: Calls = Api::<ValidatingWebhookConfiguration>::all(client.clone())
+        .list(&params)
         .await
-        .context("listing validating webhook configurations")?;
-    for configuration in validating.items {
-        let name = configuration.metadata.name.clone().unwrap_or_default();
-        for hook in configuration.webhooks.unwrap_or_default() {
-            if let Some(service) = service_name(hook.client_config.service.as_ref()) {
-                targets.push(("validatingwebhookconfiguration".into(), name.clone(), service));
-            }
-        }
-    }
-    let mutating = Api::<MutatingWebhookConfiguration>::all(client.clone())
-        .list(&ListParams::default())
+        .context("listing validating webhook configurations")?
+        .items
+        .into_iter()
+        .map(|c| {
+            (
+                c.metadata.name.unwrap_or_default(),
+                c.webhooks.into_iter().flatten().map(|h| h.client_config.service).collect(),
+            )
+        })
+        .collect();
+    let mutating: Calls = Api::<MutatingWebhookConfiguration>::all(client.clone())
+        .list(&params)
         .await
-        .context("listing mutating webhook configurations")?;
-    for configuration in mutating.items {
-        let name = configuration.metadata.name.clone().unwrap_or_default();
-        for hook in configuration.webhooks.unwrap_or_default() {
-            if let Some(service) = service_name(hook.client_config.service.as_ref()) {
-                targets.push(("mutatingwebhookconfiguration".into(), name.clone(), service));
+        .context("listing mutating webhook configurations")?
+        .items
+        .into_iter()
+        .map(|c| {
+            (
+                c.metadata.name.unwrap_or_default(),
+                c.webhooks.into_iter().flatten().map(|h| h.client_config.service).collect(),
+            )
+        })
+        .collect();
+    let mut targets: Vec<(&str, String, (String, String))> = Vec::new();
+    for (kind, configurations) in
+        [("validatingwebhookconfiguration", validating), ("mutatingwebhookconfiguration", mutating)]
+    {
+        for (name, services) in configurations {
+            for service in services.iter().filter_map(|s| service_name(s.as_ref())) {
+                targets.push((kind, name.clone(), service));
             }
         }
     }

@@ -14,27 +14,50 @@ use std::time::Duration;
 /// How long a check from outside may take.
 const LIMIT: Duration = Duration::from_secs(10);
 
-/// `GET <url>/api/v1/health` answers 200.
+/// `GET <url>/api/v1/health` answers 2xx. The request goes through kube's
+/// HTTP client (rustls on ring with the platform's certificate verifier,
+/// the TLS stack Kite already runs on), without credentials.
 pub async fn public_url(url: &str) -> Check {
     let name = format!("public URL {url}");
-    // reqwest's TLS runs on rustls with ring, as kube's does; the provider is chosen once per process.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = match reqwest::Client::builder().timeout(LIMIT).build() {
-        Ok(client) => client,
-        Err(error) => return Check::fail(name, format!("no HTTP client: {error}"), "report this as a bug"),
-    };
     let health = format!("{}/api/v1/health", url.trim_end_matches('/'));
-    match client.get(&health).send().await {
-        Ok(answer) if answer.status().is_success() => Check::ok(name, format!("{health} answers {}", answer.status())),
-        Ok(answer) => Check::fail(
+    let client = url
+        .parse::<http::Uri>()
+        .map_err(|e| e.to_string())
+        .map(|uri| {
+            let mut config = kube::Config::new(uri);
+            config.read_timeout = Some(LIMIT);
+            config.connect_timeout = Some(LIMIT);
+            config
+        })
+        .and_then(|config| kube::Client::try_from(config).map_err(|e| e.to_string()));
+    let client = match client {
+        Ok(client) => client,
+        Err(error) => {
+            return Check::fail(name, format!("{url} is not a usable URL: {error}"), "give it as https://host");
+        }
+    };
+    let request = match http::Request::get("/api/v1/health").body(Vec::new()) {
+        Ok(request) => request,
+        Err(error) => return Check::fail(name, format!("cannot build the request: {error}"), "report this as a bug"),
+    };
+    match tokio::time::timeout(LIMIT, client.send(request.map(kube::client::Body::from))).await {
+        Ok(Ok(answer)) if answer.status().is_success() => {
+            Check::ok(name, format!("{health} answers {}", answer.status()))
+        }
+        Ok(Ok(answer)) => Check::fail(
             name,
             format!("{health} answers {}", answer.status()),
             "the Ingress reaches something that is not a healthy kite api: kubectl -n kite get ingress,endpoints kite-api",
         ),
-        Err(error) => Check::fail(
+        Ok(Err(error)) => Check::fail(
             name,
-            format!("{health} does not answer: {error:#}"),
+            format!("{health} does not answer: {error}"),
             "check the DNS name, the Ingress (kubectl -n kite get ingress) and Traefik on ports 80/443",
+        ),
+        Err(_) => Check::fail(
+            name,
+            format!("{health} does not answer within {}s", LIMIT.as_secs()),
+            "check the DNS name, the Ingress and the firewall",
         ),
     }
 }

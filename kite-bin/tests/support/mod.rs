@@ -2,6 +2,8 @@
 //! client that signs in the way a browser or a script does.
 #![allow(dead_code)]
 
+pub mod rbac_cluster;
+
 use k8s_openapi::api::core::v1::Namespace;
 use kite_core::api::*;
 use kite_testkit::FakeApiServer;
