@@ -180,6 +180,10 @@ async fn bad_requests_get_a_sentence_naming_the_problem_never_a_500() {
     assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     let refusals = [
         (json!({ "sshId": "9lives", "sshPassword": "machine-password" }), "sshId"),
+        (
+            json!({ "sshId": "root", "sshPassword": "machine-password" }),
+            "sshId: root is an account the machine's system reserves",
+        ),
         (json!({ "sshId": "kim", "sshPassword": "short" }), "sshPassword"),
         (json!({ "sshId": "kim", "sshPassword": "machine-password", "disk": "19Gi" }), "disk"),
         (json!({ "sshId": "kim", "sshPassword": "machine-password", "disk": 10 }), "disk"),

@@ -36,6 +36,19 @@ fn ssh_id_cannot_change() {
 }
 
 #[test]
+fn an_ssh_id_the_system_reserves_is_refused() {
+    let schema = openapi_schema::<KiteVirtualMachine>();
+    for reserved in ["root", "daemon", "nobody", "sshd"] {
+        let failures = cel_failures(&schema, &vm(json!({ "sshId": reserved })), None);
+        assert_eq!(
+            failures,
+            ["sshId is an account the machine's system reserves (root, daemon, nobody...); choose another"]
+        );
+    }
+    assert!(cel_failures(&schema, &vm(json!({ "sshId": "rooted" })), None).is_empty());
+}
+
+#[test]
 fn image_cannot_change() {
     let failures = vm_update_failures(json!({"image": "ubuntu-22.04"}), json!({"image": "debian-12"}));
     assert_eq!(failures, ["image cannot be changed; create a new virtual machine instead"]);

@@ -40,6 +40,12 @@ pub fn ssh_id(value: &str) -> Result<(), ApiError> {
     if is_valid_ssh_id(value) {
         return Ok(());
     }
+    if kite_core::ssh_id::is_reserved(value) {
+        return Err(ApiError::invalid(
+            "sshId",
+            format!("{value} is an account the machine's system reserves (root, daemon, nobody...); choose another"),
+        ));
+    }
     Err(ApiError::invalid(
         "sshId",
         "use 1 to 32 characters: a lower-case letter or '_' first, then lower-case letters, digits, '_' or '-'",

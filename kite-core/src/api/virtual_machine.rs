@@ -56,6 +56,7 @@ pub struct KiteVirtualMachineSpec {
     /// The SSH login name that routes to this machine (`ssh <sshId>@<host>`). Cannot change.
     #[schemars(length(min = 1, max = 32), regex(pattern = crate::ssh_id::SSH_ID_PATTERN))]
     #[x_kube(validation = Rule::new("self == oldSelf").message("sshId cannot be changed; create a new virtual machine instead"))]
+    #[x_kube(validation = Rule::new(crate::ssh_id::RESERVED_RULE).message(crate::ssh_id::RESERVED_MESSAGE))]
     pub ssh_id: String,
     /// The hash (argon2id, or bcrypt from the existing platform) of the password the gateway accepts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
