@@ -66,10 +66,12 @@ fn every_pod_meets_the_restricted_profile_with_probes_and_resources() {
     }
     let budgets = of_kind(&all, "PodDisruptionBudget");
     assert_eq!(budgets.len(), 3);
-    // kite-gateway-external (the controller's) selects the gateway's pods by `app` and its port by name.
+    // kite-gateway-external (the controller's) and the tenants' SSH policy select the
+    // gateway's pods by `app`; the Service finds its port by name.
     let gateway = all.iter().find(|d| d["kind"] == "Deployment" && d["metadata"]["name"] == "kite-gateway").unwrap();
     let template = &gateway["spec"]["template"];
-    assert_eq!(template["metadata"]["labels"]["app"], "kite-gateway");
+    let (key, value) = kite_core::gateway::desired::GATEWAY_SELECTOR;
+    assert_eq!(template["metadata"]["labels"][key], value);
     assert_eq!(template["spec"]["containers"][0]["ports"][0]["name"], kite_core::gateway::desired::GATEWAY_PORT_NAME);
 }
 

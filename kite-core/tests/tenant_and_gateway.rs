@@ -40,11 +40,15 @@ fn everything_is_denied_unless_a_policy_allows_it() {
 }
 
 #[test]
-fn ssh_reaches_machines_only_from_the_platform_namespace_on_port_22() {
+fn ssh_reaches_machines_only_from_the_gateways_pods_on_port_22() {
     let ssh = policy("kite-allow-ssh-from-platform", &KitePlatformSpec::default());
     assert_eq!(ssh["spec"]["podSelector"]["matchLabels"]["kubevirt.io"], "virt-launcher");
     let rule = &ssh["spec"]["ingress"][0];
-    assert_eq!(rule["from"][0]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"], "kite");
+    let from = rule["from"].as_array().unwrap();
+    assert_eq!(from.len(), 1, "one peer: the gateway's pods, in the platform namespace: {from:?}");
+    assert_eq!(from[0]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"], "kite");
+    // Not every pod of the platform namespace (CDI's clone pods run there too): the gateway's only.
+    assert_eq!(from[0]["podSelector"]["matchLabels"], serde_json::json!({ "app": "kite-gateway" }));
     assert_eq!(rule["ports"], serde_json::json!([{"protocol": "TCP", "port": 22}]));
 }
 

@@ -7,7 +7,7 @@
 //! | policy | why |
 //! |---|---|
 //! | `kite-default-deny` | nothing enters or leaves a tenant's pods unless a rule below says so |
-//! | `kite-allow-ssh-from-platform` | the SSH gateway, in the platform namespace, reaches the machines on TCP 22; nobody else does |
+//! | `kite-allow-ssh-from-platform` | the SSH gateway's pods (`app: kite-gateway`, in the platform namespace) reach the machines on TCP 22; nobody else does, not even the other pods of the platform namespace |
 //! | `kite-allow-vm-egress` | machines resolve names with the cluster DNS and reach the internet, but not private ranges, the cluster's pods and Services, or the metadata address |
 //! | `kite-allow-cdi-upload` | CDI's host-assisted clone streams the golden image into an upload server in the tenant namespace on TCP 8443, from the clone-source pod in the platform namespace; CDI itself (its namespace) reaches the same port for uploads and progress |
 
@@ -117,13 +117,15 @@ pub fn network_policies(
     );
     let ssh = policy(
         "kite-allow-ssh-from-platform",
-        "The SSH gateway runs in the platform namespace and reaches machines on TCP 22; nothing else may.",
+        "The SSH gateway's pods (in the platform namespace) reach machines on TCP 22; nothing else may.",
         NetworkPolicySpec {
             pod_selector: Some(selector(&[VM_POD])),
             policy_types: Some(vec!["Ingress".into()]),
             ingress: Some(vec![NetworkPolicyIngressRule {
+                // The gateway's pods only: CDI's clone pods run in the platform namespace too.
                 from: Some(vec![NetworkPolicyPeer {
                     namespace_selector: Some(namespace_named(platform_namespace)),
+                    pod_selector: Some(selector(&[crate::gateway::desired::GATEWAY_SELECTOR])),
                     ..Default::default()
                 }]),
                 ports: Some(vec![port("TCP", 22)]),
