@@ -3,6 +3,7 @@
 
 use crate::backend::{Backend, Route, Upstream, UpstreamAuth};
 use crate::limiter::Limiter;
+use crate::login_digest::login_digest;
 use crate::options::RouterOptions;
 use crate::slot::{Target, UpstreamSlot};
 use crate::upstream::{self, ConnectError, UserHandle};
@@ -51,12 +52,13 @@ impl<B: Backend> Connection<B> {
     /// Counts a failed attempt, waits the rejection delay, and rejects; the
     /// attempt that reaches the per-connection cap ends the connection.
     async fn fail(&mut self, login: &str, method: &str) -> Result<Auth, russh::Error> {
-        tracing::info!(peer = %self.peer, login, method, "authentication rejected");
+        let login_digest = login_digest(login);
+        tracing::info!(peer = %self.peer, %login_digest, method, "authentication rejected");
         self.shared.limiter.record_failure(self.peer.ip(), login);
         self.failures += 1;
         tokio::time::sleep(self.shared.options.rejection_delay).await;
         if self.failures >= self.shared.options.max_auth_attempts {
-            tracing::info!(peer = %self.peer, login, "too many authentication attempts; closing the connection");
+            tracing::info!(peer = %self.peer, %login_digest, "too many authentication attempts; closing the connection");
             return Err(russh::Error::Disconnect);
         }
         Ok(reject())
@@ -70,7 +72,7 @@ impl<B: Backend> Connection<B> {
 
     async fn password(&mut self, login: &str, password: &str, method: &str) -> Result<Auth, russh::Error> {
         if self.shared.limiter.is_banned(self.peer.ip(), login) {
-            tracing::warn!(peer = %self.peer, login, "refused: the address or login is temporarily banned");
+            tracing::warn!(peer = %self.peer, login_digest = %login_digest(login), "refused: the address or login is temporarily banned");
             return self.fail(login, method).await;
         }
         match self.shared.backend.resolve(login).await {

@@ -24,6 +24,7 @@ pub mod host_key;
 #[cfg(feature = "kube")]
 pub mod kube;
 mod limiter;
+mod login_digest;
 pub mod messages;
 mod options;
 pub mod password;
