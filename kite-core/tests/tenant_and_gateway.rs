@@ -130,6 +130,9 @@ fn the_external_service_forwards_the_chosen_port_to_the_gateways_ssh_port() {
     assert_eq!(port.port, 2222);
     assert_eq!(serde_json::to_value(&port.target_port).unwrap(), "ssh");
     assert_eq!(spec.selector.unwrap()["app"], "kite-gateway");
+    // Clients keep their own address (no SNAT to a node's), so the gateway's
+    // per-address limits count each client, not every client behind one node.
+    assert_eq!(spec.external_traffic_policy.as_deref(), Some("Local"));
 }
 
 #[test]

@@ -61,6 +61,10 @@ pub fn external_service(platform: &KitePlatform, namespace: &str, port: u16) -> 
         },
         spec: Some(ServiceSpec {
             type_: Some("LoadBalancer".into()),
+            // Clients keep their own source address (no SNAT to a node's), so the
+            // gateway's per-address limits count each client, not each node. K3s'
+            // ServiceLB then advertises only the nodes that run a gateway pod.
+            external_traffic_policy: Some("Local".into()),
             selector: Some(BTreeMap::from([(GATEWAY_SELECTOR.0.to_string(), GATEWAY_SELECTOR.1.to_string())])),
             ports: Some(vec![ServicePort {
                 name: Some("ssh".into()),
