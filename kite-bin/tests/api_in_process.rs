@@ -67,3 +67,40 @@ async fn sign_up_sign_in_and_ask_who_i_am_without_a_listener() {
     assert_eq!(status, StatusCode::UNAUTHORIZED, "no session, no answer: {answer}");
     assert!(answer["message"].as_str().is_some_and(|m| !m.is_empty()), "{answer}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_answers_from_the_caches_without_asking_the_cluster_and_says_when_a_watch_fails() {
+    let (server, app) = application().await;
+    let lists = |server: &FakeApiServer| {
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.verb == kite_testkit::Verb::List && r.resource.starts_with("kite"))
+            .count()
+    };
+    let before = lists(&server);
+    for _ in 0..20 {
+        let (status, answer) = call(&app, Request::get("/api/v1/health").body(Body::empty()).unwrap()).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+    }
+    assert_eq!(lists(&server), before, "an anonymous health check costs the API server nothing");
+
+    // The users' watch breaks and cannot list again: health says so.
+    server.inject(kite_testkit::Fault {
+        verb: None,
+        resource: Some("kiteusers".into()),
+        count: 10_000,
+        code: 500,
+        message: "etcd is down".into(),
+    });
+    server.drop_watches();
+    let answer =
+        kite_testkit::fixtures::eventually(Duration::from_secs(20), "health to see the failed watch", || async {
+            let (status, answer) = call(&app, Request::get("/api/v1/health").body(Body::empty()).unwrap()).await;
+            (status == StatusCode::SERVICE_UNAVAILABLE).then_some(answer)
+        })
+        .await;
+    let users = answer["checks"].as_array().unwrap().iter().find(|c| c["name"] == "kiteusers").unwrap().clone();
+    assert_eq!(users["status"], "failed", "{answer}");
+    assert!(!users["message"].as_str().unwrap().contains("etcd"), "a sentence, not the cluster's error: {answer}");
+}

@@ -55,6 +55,7 @@ pub struct Cache<K> {
     table: Arc<RwLock<Table<K>>>,
     synced_tx: Arc<watch::Sender<bool>>,
     synced: watch::Receiver<bool>,
+    failing: Arc<RwLock<Option<String>>>,
     follower: Arc<Follower>,
 }
 
@@ -64,6 +65,7 @@ impl<K> Clone for Cache<K> {
             table: self.table.clone(),
             synced_tx: self.synced_tx.clone(),
             synced: self.synced.clone(),
+            failing: self.failing.clone(),
             follower: self.follower.clone(),
         }
     }
@@ -80,6 +82,7 @@ where
             table: Arc::new(RwLock::new(Table::new(indexes))),
             synced_tx: Arc::new(synced_tx),
             synced,
+            failing: Arc::new(RwLock::new(None)),
             follower: Arc::new(Follower(None)),
         }
     }
@@ -87,17 +90,21 @@ where
     /// Starts following `api`; the cache is synced once the first list is in.
     pub fn start(api: Api<K>, indexes: Vec<Index<K>>) -> Self {
         let mut cache = Self::new(indexes);
-        let (table, synced_tx) = (cache.table.clone(), cache.synced_tx.clone());
+        let (table, synced_tx, failing) = (cache.table.clone(), cache.synced_tx.clone(), cache.failing.clone());
         let task = tokio::spawn(async move {
             let mut events = watcher::watcher(api, watcher::Config::default()).default_backoff().boxed();
             while let Some(event) = events.next().await {
                 match event {
                     Ok(event) => {
+                        *write(&failing) = None;
                         if write(&table).apply(event) {
                             synced_tx.send_replace(true);
                         }
                     }
-                    Err(error) => tracing::warn!(%error, kind = std::any::type_name::<K>(), "watch failed; retrying"),
+                    Err(error) => {
+                        tracing::warn!(%error, kind = std::any::type_name::<K>(), "watch failed; retrying");
+                        *write(&failing) = Some(error.to_string());
+                    }
                 }
             }
         });
@@ -142,6 +149,12 @@ where
         read(&self.table).is_empty()
     }
 
+    /// The watch's last error, while it has not recovered (no event since):
+    /// the cache may then be stale. Reading it asks the cluster nothing.
+    pub fn failure(&self) -> Option<String> {
+        read(&self.failing).clone()
+    }
+
     /// Whether the first list has arrived.
     pub fn is_synced(&self) -> bool {
         *self.synced.borrow()
@@ -160,11 +173,11 @@ where
     }
 }
 
-fn read<K>(table: &RwLock<Table<K>>) -> RwLockReadGuard<'_, Table<K>> {
+fn read<T>(table: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     table.read().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn write<K>(table: &RwLock<Table<K>>) -> RwLockWriteGuard<'_, Table<K>> {
+fn write<T>(table: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     table.write().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
