@@ -67,10 +67,11 @@ async fn an_offer_is_claimed_once_even_by_racing_requests_and_makes_its_machine(
     let platform = Platform::start().await;
     let admin = platform.sign_up("root").await;
     let user = platform.sign_up("pia").await;
+    let pia = platform.id_of(&user).await;
     let (status, body) = admin
         .post(
             "/admin/vm-offers",
-            json!({ "targetUser": "pia@example.org", "cpu": 4, "memory": "8Gi", "disk": "40Gi", "validHours": 2 }),
+            json!({ "targetUser": pia, "cpu": 4, "memory": "8Gi", "disk": "40Gi", "validHours": 2 }),
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
@@ -114,8 +115,9 @@ async fn a_failed_claim_leaves_the_offer_available() {
     platform.set_level(&first, 1).await;
     assert_eq!(first.post("/vms", a_machine("mine", "taken_id")).await.0, StatusCode::CREATED);
     let user = platform.sign_up("rae").await;
+    let rae = platform.id_of(&user).await;
     let (_, body) =
-        admin.post("/admin/vm-offers", json!({ "targetUser": "rae", "cpu": 2, "memory": "4Gi", "disk": "20Gi" })).await;
+        admin.post("/admin/vm-offers", json!({ "targetUser": rae, "cpu": 2, "memory": "4Gi", "disk": "20Gi" })).await;
     let offer = body["offer"]["name"].as_str().unwrap().to_string();
     let (status, body) = user
         .post(&format!("/vm-offers/{offer}/claim"), json!({ "sshId": "taken_id", "sshPassword": "machine-password" }))
@@ -189,4 +191,34 @@ async fn an_expired_offer_is_not_listed_and_cannot_be_claimed() {
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert!(body["message"].as_str().unwrap().contains("expired"), "{body}");
     assert_eq!(user.get("/vm-offers").await.1["offers"], json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_offer_goes_to_the_user_its_id_names_and_a_username_cannot_pose_as_an_email() {
+    let platform = Platform::start().await;
+    let admin = platform.sign_up("root").await;
+    let sam = platform.sign_up("sam").await;
+    // A username shaped like someone's email would have captured offers meant for them.
+    let (status, body) = platform
+        .anonymous()
+        .post(
+            "/auth/signup",
+            json!({ "username": "sam@example.org", "email": "mallory@example.org", "password": "mallory-password" }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["message"], "username: cannot contain '@', so that it is never taken for an email");
+
+    // The target is the user's id; a username or an email names nobody.
+    for target in ["sam", "sam@example.org"] {
+        let (status, body) = admin
+            .post("/admin/vm-offers", json!({ "targetUser": target, "cpu": 1, "memory": "1Gi", "disk": "20Gi" }))
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{target}: {body}");
+    }
+    let id = platform.id_of(&sam).await;
+    let (status, body) =
+        admin.post("/admin/vm-offers", json!({ "targetUser": id, "cpu": 1, "memory": "1Gi", "disk": "20Gi" })).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["offer"]["namespace"], format!("kite-user-{id}"), "{body}");
 }

@@ -242,9 +242,9 @@ async fn the_deployment_runs_the_whole_journey_with_each_component_under_its_own
     let (status, body) = sign_up(&base, "bob").await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let bob = signed_in(&base, "bob").await;
-    let (status, body) = ada
-        .post("/admin/vm-offers", json!({ "targetUser": "bob@example.org", "cpu": 1, "memory": "1Gi", "disk": "20Gi" }))
-        .await;
+    let bob_id = bob.get("/me").await.1["user"]["name"].as_str().unwrap().to_string();
+    let (status, body) =
+        ada.post("/admin/vm-offers", json!({ "targetUser": bob_id, "cpu": 1, "memory": "1Gi", "disk": "20Gi" })).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let offer = body["offer"]["name"].as_str().unwrap().to_string();
     eventually(Duration::from_secs(60), "the offer to be claimed", || async {

@@ -271,6 +271,15 @@ async fn journey(browser: &Browser, base: &str, ssh: u16) {
         client.goto(&page(path)).await.unwrap();
         assert!(browser.text_of("h1").await.is_some(), "{path} renders");
     }
+    // An offer is made for a user picked from the list (the form sends the user's id).
+    let chosen = browser.text_of("#offer-user option").await.unwrap();
+    assert!(chosen.starts_with("Ada <"), "the users are listed by name and email: {chosen}");
+    browser.click("form[data-api='POST /api/v1/admin/vm-offers'] button[type=submit]").await;
+    until(Duration::from_secs(20), "the offer to be listed", || async {
+        client.goto(&page("/admin/offers")).await.ok()?;
+        browser.text_of("table tbody tr td").await.filter(|first| first.starts_with("offer-")).map(|_| ())
+    })
+    .await;
     let problems = browser.console_problems().await;
     assert!(problems.is_empty(), "console problems on the admin pages: {problems:?}");
 }

@@ -130,11 +130,15 @@ pub fn email(value: &str) -> Result<String, ApiError> {
     }
 }
 
-/// A username, trimmed: 1 to 63 characters, no control characters.
+/// A username, trimmed: 1 to 63 characters, no control characters, and no
+/// `@`, so that a username is never taken for someone's email.
 pub fn username(value: &str) -> Result<String, ApiError> {
     let value = value.trim();
     if value.is_empty() || value.chars().count() > 63 || value.chars().any(char::is_control) {
         return Err(ApiError::invalid("username", "use 1 to 63 characters"));
+    }
+    if value.contains('@') {
+        return Err(ApiError::invalid("username", "cannot contain '@', so that it is never taken for an email"));
     }
     Ok(value.to_string())
 }

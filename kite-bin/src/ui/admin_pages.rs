@@ -110,6 +110,8 @@ pub async fn vm_rows_fragment(State(state): State<AppState>, _: Admin) -> Respon
 pub async fn offers(State(state): State<AppState>, Viewer(viewer): Admin) -> Response {
     let offers: Vec<OfferView> = state.offers.all().iter().map(|o| OfferView::from(o.as_ref())).collect();
     let images = state.platform_spec().golden_images;
+    let mut users: Vec<PublicUser> = state.users.all().iter().map(|u| PublicUser::from(u.as_ref())).collect();
+    users.sort_by_key(|u| u.username.to_lowercase());
     page(
         "Offers",
         Some(&viewer),
@@ -119,7 +121,12 @@ pub async fn offers(State(state): State<AppState>, Viewer(viewer): Admin) -> Res
                 h2 { "Offer a machine" }
                 form data-api="POST /api/v1/admin/vm-offers" data-then="reload" {
                     div.grid {
-                        div { label for="offer-user" { "For (name or email)" } input #offer-user name="targetUser" required; }
+                        div {
+                            label for="offer-user" { "For" }
+                            select #offer-user name="targetUser" required {
+                                @for user in &users { option value=(user.name) { (user.username) " <" (user.email) ">" } }
+                            }
+                        }
                         div { label for="offer-cpu" { "CPUs" } input #offer-cpu name="cpu" type="number" min="1" max="64" value="2" data-type="number"; }
                         div { label for="offer-memory" { "Memory" } input #offer-memory name="memory" value="4Gi" required; }
                         div { label for="offer-disk" { "Disk" } input #offer-disk name="disk" value="25Gi" required; }

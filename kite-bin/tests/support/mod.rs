@@ -122,6 +122,13 @@ impl Platform {
         session
     }
 
+    /// The id (`ku-<uuid>`) of the user signed in as `session`.
+    pub async fn id_of(&self, session: &Session) -> String {
+        let (status, body) = session.get("/me").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body["user"]["name"].as_str().unwrap().to_string()
+    }
+
     /// Sets the level of the user with `email`, directly in the cluster.
     pub async fn set_level(&self, session: &Session, level: u8) {
         let (_, me) = session.get("/me").await;

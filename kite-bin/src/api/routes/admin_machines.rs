@@ -8,7 +8,7 @@ use crate::api::machines::{self, envelope, request_deletion};
 use crate::api::models::{
     Message, OfferEnvelope, OfferView, OffersEnvelope, VmEnvelope, VmMessage, VmView, VmsEnvelope,
 };
-use crate::api::state::{AppState, by};
+use crate::api::state::AppState;
 use crate::api::validate;
 use axum::Json;
 use axum::extract::{Path, State};
@@ -86,7 +86,8 @@ pub async fn list_offers(State(state): State<AppState>, caller: Caller) -> ApiRe
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateOffer {
-    /// The user it is for: object name, username or email.
+    /// The user it is for: their id (`name` in `GET /admin/users`), never a
+    /// username or an email, which another account could imitate.
     pub target_user: String,
     /// Virtual CPUs.
     pub cpu: u32,
@@ -110,10 +111,9 @@ pub async fn create_offer(
 ) -> ApiResult<(StatusCode, Json<OfferEnvelope>)> {
     caller.require(AccessLevel::Admin)?;
     let target = request.target_user.trim();
-    let user = state
-        .user_named(target)
-        .or_else(|| state.users.find(by::EMAIL, &target.to_lowercase()).into_iter().next())
-        .ok_or_else(|| ApiError::not_found(format!("there is no user '{target}'")))?;
+    let user = state.users.get(target).ok_or_else(|| {
+        ApiError::not_found(format!("there is no user with the id '{target}' (the ids are in the list of users)"))
+    })?;
     let cpu = validate::cpu(request.cpu)?;
     let memory = validate::size("memory", &request.memory)?;
     let spec = state.platform_spec();
