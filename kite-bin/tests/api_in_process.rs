@@ -104,3 +104,49 @@ async fn health_answers_from_the_caches_without_asking_the_cluster_and_says_when
     assert_eq!(users["status"], "failed", "{answer}");
     assert!(!users["message"].as_str().unwrap().contains("etcd"), "a sentence, not the cluster's error: {answer}");
 }
+
+fn form(path: &str, fields: &str) -> Request<Body> {
+    Request::post(path)
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(fields.to_string()))
+        .unwrap()
+}
+
+async fn page(app: &Router, request: Request<Body>) -> (StatusCode, axum::http::HeaderMap, String) {
+    let response = app.clone().oneshot(request).await.unwrap();
+    let (status, headers) = (response.status(), response.headers().clone());
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, headers, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sign_up_and_sign_in_forms_post_and_work_without_the_script() {
+    let (_server, app) = application().await;
+    // The forms post: a password never goes into a URL, even when the script does not run.
+    for (path, action) in [("/login", "/login"), ("/signup", "/signup")] {
+        let (status, _, html) = page(&app, Request::get(path).body(Body::empty()).unwrap()).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(html.contains(&format!(r#"method="post" action="{action}""#)), "{path}: {html}");
+    }
+    let fields = "username=Ada&email=ada%40example.org&password=ada-password";
+    let (status, headers, html) = page(&app, form("/signup", fields)).await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{html}");
+    assert_eq!(headers[header::LOCATION], "/");
+    assert!(headers.get_all(header::SET_COOKIE).iter().any(|c| c.to_str().unwrap().starts_with("kite_session=")));
+
+    let (status, _, html) = page(&app, form("/login", "email=ada%40example.org&password=wrong-password")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(html.contains("the email or password is not right"), "the page says why: {html}");
+    assert!(html.contains(r#"value="ada@example.org""#), "and keeps the email typed: {html}");
+    // Another site cannot sign a visitor in to an account of its choosing.
+    let mut forged = form("/login", "email=ada%40example.org&password=ada-password");
+    forged.headers_mut().insert(header::ORIGIN, "https://evil.example".parse().unwrap());
+    forged.headers_mut().insert(header::HOST, "kite.example".parse().unwrap());
+    let (status, headers, _) = page(&app, forged).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(headers.get(header::SET_COOKIE).is_none());
+    let (status, headers, html) = page(&app, form("/login", "email=ada%40example.org&password=ada-password")).await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{html}");
+    assert_eq!(headers[header::LOCATION], "/");
+    assert!(headers.get_all(header::SET_COOKIE).iter().any(|c| c.to_str().unwrap().starts_with("kite_session=")));
+}

@@ -77,7 +77,6 @@ impl ApiError {
     }
 
     /// The status code.
-    #[cfg(test)]
     pub fn status(&self) -> StatusCode {
         self.status
     }

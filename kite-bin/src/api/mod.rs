@@ -135,7 +135,7 @@ pub fn app(state: AppState) -> anyhow::Result<Router> {
         .layer(middleware::map_response(json_errors));
     Ok(Router::new()
         .nest("/api/v1", api)
-        .merge(crate::ui::router())
+        .merge(crate::ui::router().layer(middleware::from_fn(auth::same_origin_writes)))
         .route("/healthz", get(|| async { "ok\n" }))
         .with_state(state)
         .layer(DefaultBodyLimit::max(BODY_LIMIT)))

@@ -50,8 +50,8 @@ async fn not_found() -> Response {
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/", get(dashboard::page_handler))
-        .route("/login", get(auth_pages::login))
-        .route("/signup", get(auth_pages::signup))
+        .route("/login", get(auth_pages::login).post(auth_pages::login_form))
+        .route("/signup", get(auth_pages::signup).post(auth_pages::signup_form))
         .route("/vms/{name}", get(vm_page::page_handler))
         .route("/admin", get(|| async { Redirect::to("/admin/users") }))
         .route("/admin/users", get(admin_pages::users))
