@@ -67,6 +67,17 @@ fn machines_reach_dns_and_the_internet_but_not_private_ranges_the_cluster_or_met
     for range in ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "198.18.0.0/15"] {
         assert!(except.contains(&range), "{range} must be refused");
     }
+    // "This network", benchmarking and the reserved class E ranges are not the internet either.
+    let defaults = policy("kite-allow-vm-egress", &KitePlatformSpec::default());
+    let default_except: Vec<String> = defaults["spec"]["egress"][1]["to"][0]["ipBlock"]["except"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    for range in ["0.0.0.0/8", "198.18.0.0/15", "240.0.0.0/4"] {
+        assert!(default_except.iter().any(|r| r == range), "{range} must be refused by default: {default_except:?}");
+    }
     assert_eq!(except.iter().filter(|r| r.starts_with("10.")).count(), 1, "10.42.0.0/16 is inside 10.0.0.0/8 already");
     assert!(!except.contains(&"100.96.0.0/11"));
     let v6 = &egress["spec"]["egress"][1]["to"][1]["ipBlock"];

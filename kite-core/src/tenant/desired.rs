@@ -36,9 +36,19 @@ pub const QUOTA_NAME: &str = "kite-tenant-quota";
 const VM_POD: (&str, &str) = ("kubevirt.io", "virt-launcher");
 
 /// Ranges a machine may never reach: private (RFC 1918), shared (RFC 6598),
-/// link-local (the metadata address 169.254.169.254 among them) and loopback.
-const BLOCKED_V4: &[&str] =
-    &["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16", "127.0.0.0/8"];
+/// link-local (the metadata address 169.254.169.254 among them), loopback,
+/// "this network" (0.0.0.0/8), benchmarking (RFC 2544) and reserved (class E).
+const BLOCKED_V4: &[&str] = &[
+    "10.0.0.0/8",
+    "172.16.0.0/12",
+    "192.168.0.0/16",
+    "100.64.0.0/10",
+    "169.254.0.0/16",
+    "127.0.0.0/8",
+    "0.0.0.0/8",
+    "198.18.0.0/15",
+    "240.0.0.0/4",
+];
 /// The same for IPv6: unique-local, link-local and loopback.
 const BLOCKED_V6: &[&str] = &["fc00::/7", "fe80::/10", "::1/128"];
 
