@@ -277,36 +277,29 @@ pub(super) async fn api_services(client: &Client) -> anyhow::Result<Vec<Check>> 
         .collect())
 }
 
+/// Each configuration of kind `K` as its name and the Services its webhooks call.
+async fn calls<K>(
+    client: &Client,
+    what: &str,
+    services: impl Fn(K) -> Vec<Option<ServiceReference>>,
+) -> anyhow::Result<Vec<(String, Vec<Option<ServiceReference>>)>>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let list =
+        Api::<K>::all(client.clone()).list(&ListParams::default()).await.with_context(|| format!("listing {what}"))?;
+    Ok(list.items.into_iter().map(|c| (c.meta().name.clone().unwrap_or_default(), services(c))).collect())
+}
+
 async fn webhooks(client: &Client) -> anyhow::Result<Vec<Check>> {
-    // Each configuration as its name and the Services its webhooks call.
-    type Calls = Vec<(String, Vec<Option<ServiceReference>>)>;
-    let params = ListParams::default();
-    let validating: Calls = Api::<ValidatingWebhookConfiguration>::all(client.clone())
-        .list(&params)
-        .await
-        .context("listing validating webhook configurations")?
-        .items
-        .into_iter()
-        .map(|c| {
-            (
-                c.metadata.name.unwrap_or_default(),
-                c.webhooks.into_iter().flatten().map(|h| h.client_config.service).collect(),
-            )
-        })
-        .collect();
-    let mutating: Calls = Api::<MutatingWebhookConfiguration>::all(client.clone())
-        .list(&params)
-        .await
-        .context("listing mutating webhook configurations")?
-        .items
-        .into_iter()
-        .map(|c| {
-            (
-                c.metadata.name.unwrap_or_default(),
-                c.webhooks.into_iter().flatten().map(|h| h.client_config.service).collect(),
-            )
-        })
-        .collect();
+    let validating = calls(client, "validating webhook configurations", |c: ValidatingWebhookConfiguration| {
+        c.webhooks.into_iter().flatten().map(|h| h.client_config.service).collect()
+    })
+    .await?;
+    let mutating = calls(client, "mutating webhook configurations", |c: MutatingWebhookConfiguration| {
+        c.webhooks.into_iter().flatten().map(|h| h.client_config.service).collect()
+    })
+    .await?;
     let mut targets: Vec<(&str, String, (String, String))> = Vec::new();
     for (kind, configurations) in
         [("validatingwebhookconfiguration", validating), ("mutatingwebhookconfiguration", mutating)]

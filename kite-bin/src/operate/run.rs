@@ -97,11 +97,14 @@ async fn wait_for(client: &Client, wait: &Wait, index: usize, options: &RunOptio
     let timeout = Duration::from_secs(options.timeout);
     let mut reported: Option<(String, Instant)> = None;
     loop {
-        let now = match wait.observe(client).await {
-            Ok(observation) if observation.done => return Ok(observation.now),
-            Ok(observation) => observation.now,
+        // A read that hangs must not hold the wait past its timeout.
+        let left = timeout.saturating_sub(started.elapsed()).max(POLL);
+        let now = match tokio::time::timeout(left, wait.observe(client)).await {
+            Ok(Ok(observation)) if observation.done => return Ok(observation.now),
+            Ok(Ok(observation)) => observation.now,
             // A read that fails is an observation too; the wait goes on until the timeout.
-            Err(error) => format!("cannot read it: {error:#}"),
+            Ok(Err(error)) => format!("cannot read it: {error:#}"),
+            Err(_) => format!("the API server did not answer within {}s", left.as_secs()),
         };
         let due = reported.as_ref().is_none_or(|(last, at)| *last != now || at.elapsed() >= HEARTBEAT);
         if due {
