@@ -43,7 +43,7 @@ fn kite_virtual_machine_schema_carries_its_rules() {
         assert_eq!(property(&schema, quantity)["type"], "string", "{quantity}");
     }
     assert_eq!(property(&schema, "spec.domainPrefix")["pattern"], DNS_LABEL_PATTERN);
-    assert_eq!(cel_rules(property(&schema, "spec.sshId")), ["self == oldSelf"]);
+    assert_eq!(cel_rules(property(&schema, "spec.sshId")), ["self == oldSelf", kite_core::ssh_id::RESERVED_RULE]);
     assert_eq!(cel_rules(property(&schema, "spec.image")), ["self == oldSelf"]);
     assert!(
         cel_rules(property(&schema, "spec.disk")).contains(&"quantity(self).compareTo(quantity(oldSelf)) >= 0".into())
