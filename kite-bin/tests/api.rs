@@ -154,7 +154,7 @@ async fn a_browser_session_is_an_http_only_cookie_and_its_writes_need_the_csrf_t
     let cookies: Vec<String> =
         behind_tls.headers().get_all("set-cookie").iter().map(|v| v.to_str().unwrap().to_string()).collect();
     assert_eq!(cookies.len(), 2, "{cookies:?}");
-    assert!(cookies.iter().all(|c| c.contains("Secure")), "{cookies:?}");
+    assert!(cookies.iter().all(|c| c.contains("Secure") && c.starts_with("__Host-")), "{cookies:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

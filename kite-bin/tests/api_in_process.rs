@@ -19,6 +19,10 @@ use std::time::Duration;
 use tower::ServiceExt;
 
 async fn application() -> (FakeApiServer, Router) {
+    application_with(false).await
+}
+
+async fn application_with(secure_cookies: bool) -> (FakeApiServer, Router) {
     let server = FakeApiServer::new().unwrap();
     for crd in kite_core::api::crds() {
         server.install_crd(&crd).unwrap();
@@ -27,7 +31,7 @@ async fn application() -> (FakeApiServer, Router) {
     let mut namespace = Namespace::default();
     namespace.metadata.name = Some("kite".into());
     Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &namespace).await.unwrap();
-    let state = state(client, "kite", Options { secure_cookies: false, trusted_proxies: Vec::new() }).await.unwrap();
+    let state = state(client, "kite", Options { secure_cookies, trusted_proxies: Vec::new() }).await.unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while !state.synced() {
         assert!(tokio::time::Instant::now() < deadline, "the caches did not sync within 10 s");
@@ -149,4 +153,25 @@ async fn the_sign_up_and_sign_in_forms_post_and_work_without_the_script() {
     assert_eq!(status, StatusCode::SEE_OTHER, "{html}");
     assert_eq!(headers[header::LOCATION], "/");
     assert!(headers.get_all(header::SET_COOKIE).iter().any(|c| c.to_str().unwrap().starts_with("kite_session=")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_https_the_cookies_are_host_only_so_a_machines_domain_cannot_toss_one() {
+    let (_server, app) = application_with(true).await;
+    let signup = json!({ "username": "Ada", "email": "ada@example.org", "password": "ada-password" });
+    let (_, headers, body) = page(&app, post("/api/v1/auth/signup", signup)).await;
+    let set: Vec<String> =
+        headers.get_all(header::SET_COOKIE).iter().map(|c| c.to_str().unwrap().to_string()).collect();
+    for name in ["__Host-kite_session=", "__Host-kite_csrf="] {
+        let cookie = set.iter().find(|c| c.starts_with(name)).unwrap_or_else(|| panic!("{name} in {set:?}: {body}"));
+        assert!(cookie.contains("Secure") && cookie.contains("Path=/") && !cookie.contains("Domain"), "{cookie}");
+    }
+    let session = set.iter().find(|c| c.starts_with("__Host-kite_session=")).unwrap();
+    let token = session.split(';').next().unwrap().trim_start_matches("__Host-kite_session=").to_string();
+    let me = |cookie: String| Request::get("/api/v1/me").header(header::COOKIE, cookie).body(Body::empty()).unwrap();
+    let (status, _) = call(&app, me(format!("__Host-kite_session={token}"))).await;
+    assert_eq!(status, StatusCode::OK, "the host-only cookie signs in");
+    // A cookie without the prefix could come from `<machine>.<baseDomain>`: it is not read.
+    let (status, _) = call(&app, me(format!("kite_session={token}"))).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
 }

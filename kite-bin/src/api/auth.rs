@@ -7,7 +7,7 @@
 //! the cookie must repeat the session's CSRF token in `X-CSRF-Token`.
 
 use super::error::ApiError;
-use super::session::{CSRF_HEADER, SESSION_COOKIE};
+use super::session::{CSRF_HEADER, session_cookie};
 use super::state::AppState;
 use axum::extract::{FromRequestParts, Request};
 use axum::http::request::Parts;
@@ -90,7 +90,8 @@ impl FromRequestParts<AppState> for Caller {
         let jar = CookieJar::from_headers(&parts.headers);
         let (token, credential) = match bearer(parts) {
             Some(token) => (token.to_string(), Credential::Bearer),
-            None => match jar.get(SESSION_COOKIE) {
+            // Over HTTPS only the `__Host-` cookie is read: a plain one may have been set by a machine's domain.
+            None => match jar.get(session_cookie(state.sessions.secure_for(&parts.headers))) {
                 Some(cookie) if !cookie.value().is_empty() => (cookie.value().to_string(), Credential::Cookie),
                 _ => return Err(ApiError::unauthorized("sign in first")),
             },

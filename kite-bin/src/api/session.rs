@@ -21,10 +21,26 @@ use rand::RngExt as _;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The cookie that carries the session token.
+/// The cookie that carries the session token (over plain HTTP).
 pub const SESSION_COOKIE: &str = "kite_session";
-/// The cookie that carries the CSRF token, readable by the page's script.
+/// The cookie that carries the CSRF token, readable by the page's script (over plain HTTP).
 pub const CSRF_COOKIE: &str = "kite_csrf";
+/// [`SESSION_COOKIE`] over HTTPS: the `__Host-` prefix makes browsers refuse
+/// it unless it is `Secure`, for `/` and for this host only, so a machine's
+/// page at `<prefix>.<baseDomain>` cannot set one for the platform.
+pub const SECURE_SESSION_COOKIE: &str = "__Host-kite_session";
+/// [`CSRF_COOKIE`] over HTTPS.
+pub const SECURE_CSRF_COOKIE: &str = "__Host-kite_csrf";
+
+/// The session cookie's name for a request that is (or is not) over HTTPS.
+pub fn session_cookie(secure: bool) -> &'static str {
+    if secure { SECURE_SESSION_COOKIE } else { SESSION_COOKIE }
+}
+
+/// The CSRF cookie's name for a request that is (or is not) over HTTPS.
+pub fn csrf_cookie(secure: bool) -> &'static str {
+    if secure { SECURE_CSRF_COOKIE } else { CSRF_COOKIE }
+}
 /// The header a cookie-authenticated write must repeat the CSRF token in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
 /// The Secret (in the platform namespace) that holds the signing key.
@@ -140,14 +156,14 @@ impl Sessions {
     /// The two cookies of a session: the token (`HttpOnly`) and the CSRF token (readable by the page).
     pub fn cookies(&self, issued: &Issued, ttl_minutes: u32, secure: bool) -> [Cookie<'static>; 2] {
         let max_age = time::Duration::minutes(i64::from(ttl_minutes));
-        let session = Cookie::build((SESSION_COOKIE, issued.token.clone()))
+        let session = Cookie::build((session_cookie(secure), issued.token.clone()))
             .path("/")
             .http_only(true)
             .same_site(SameSite::Lax)
             .secure(secure)
             .max_age(max_age)
             .build();
-        let csrf = Cookie::build((CSRF_COOKIE, issued.claims.csrf.clone()))
+        let csrf = Cookie::build((csrf_cookie(secure), issued.claims.csrf.clone()))
             .path("/")
             .same_site(SameSite::Strict)
             .secure(secure)
@@ -158,16 +174,16 @@ impl Sessions {
 
     /// Cookies that clear the session in the browser.
     pub fn cleared(&self, secure: bool) -> [Cookie<'static>; 2] {
-        let clear = |name: &'static str| {
+        let clear = |name: &'static str, session: bool| {
             Cookie::build((name, ""))
                 .path("/")
-                .http_only(name == SESSION_COOKIE)
-                .same_site(if name == SESSION_COOKIE { SameSite::Lax } else { SameSite::Strict })
+                .http_only(session)
+                .same_site(if session { SameSite::Lax } else { SameSite::Strict })
                 .secure(secure)
                 .max_age(time::Duration::ZERO)
                 .build()
         };
-        [clear(SESSION_COOKIE), clear(CSRF_COOKIE)]
+        [clear(session_cookie(secure), true), clear(csrf_cookie(secure), false)]
     }
 }
 

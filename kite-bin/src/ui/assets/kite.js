@@ -8,8 +8,12 @@ window.addEventListener("error", (event) => window.kiteErrors.push(String(event.
 window.addEventListener("unhandledrejection", (event) => window.kiteErrors.push(String(event.reason)));
 
 function csrfToken() {
-  const found = document.cookie.split("; ").find((c) => c.startsWith("kite_csrf="));
-  return found ? decodeURIComponent(found.slice("kite_csrf=".length)) : "";
+  // `__Host-kite_csrf` over HTTPS, `kite_csrf` over plain HTTP.
+  for (const name of ["__Host-kite_csrf=", "kite_csrf="]) {
+    const found = document.cookie.split("; ").find((c) => c.startsWith(name));
+    if (found) return decodeURIComponent(found.slice(name.length));
+  }
+  return "";
 }
 
 // Calls the API: "METHOD /path" with an optional JSON body; resolves to {ok, status, body}.
