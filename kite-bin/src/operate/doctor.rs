@@ -15,7 +15,6 @@
 use super::observe::{deployment_state, platform_state, termination};
 use super::plan::{Check, Outcome};
 use super::report::Output;
-use crate::manifests::ManifestArgs;
 use anyhow::{Context, bail};
 use k8s_openapi::api::admissionregistration::v1::ServiceReference;
 use k8s_openapi::api::admissionregistration::v1::{MutatingWebhookConfiguration, ValidatingWebhookConfiguration};
@@ -125,18 +124,14 @@ async fn crds(client: &Client) -> anyhow::Result<Vec<Check>> {
 }
 
 async fn deployments(client: &Client, namespace: &str, platform: Option<&KitePlatform>) -> anyhow::Result<Vec<Check>> {
-    let options = ManifestArgs { namespace: namespace.to_string(), ..ManifestArgs::default() };
-    let names: Vec<String> = crate::manifests::objects(&options)?
-        .iter()
-        .filter(|o| o["kind"] == "Deployment")
-        .filter_map(|o| o["metadata"]["name"].as_str().map(str::to_string))
-        .collect();
+    // Each component runs as the Deployment of its name.
+    let names = crate::manifests::rbac::Component::ALL.iter().map(|c| c.name());
     let recorded = platform.and_then(|p| p.status.as_ref()).and_then(|s| s.installation.as_ref());
     let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
     let mut checks = Vec::new();
     for name in names {
         let what = format!("Deployment {namespace}/{name}");
-        let Some(deployment) = api.get_opt(&name).await.with_context(|| format!("reading {what}"))? else {
+        let Some(deployment) = api.get_opt(name).await.with_context(|| format!("reading {what}"))? else {
             checks.push(Check::fail(what, "missing", "kite install"));
             continue;
         };
@@ -352,13 +347,7 @@ async fn data_volumes(client: &Client) -> Vec<Check> {
         .items
         .iter()
         .filter(|dv| dv.data.pointer("/status/phase").and_then(|p| p.as_str()) == Some("Failed"))
-        .map(|dv| {
-            format!(
-                "{}/{}",
-                dv.metadata.namespace.clone().unwrap_or_default(),
-                dv.metadata.name.clone().unwrap_or_default()
-            )
-        })
+        .map(kite_core::key::object_key)
         .collect();
     if failed.is_empty() {
         vec![Check::ok("DataVolumes", format!("{} and none Failed", list.items.len()))]

@@ -49,10 +49,7 @@ impl Kinds {
 pub fn describe(object: &Value) -> String {
     let kind = object["kind"].as_str().unwrap_or("object");
     let name = object["metadata"]["name"].as_str().unwrap_or("?");
-    match object["metadata"]["namespace"].as_str() {
-        Some(namespace) => format!("{kind} {namespace}/{name}"),
-        None => format!("{kind} {name}"),
-    }
+    format!("{kind} {}", kite_core::key::key(object["metadata"]["namespace"].as_str(), name))
 }
 
 /// Whether a live object is Kite's: labelled by `kite manifests` or by Kite's controller, or of Kite's own API group.

@@ -176,13 +176,7 @@ pub async fn ssh_port(client: &Client, spec: &KitePlatformSpec) -> anyhow::Resul
                 .and_then(|spec| spec.ports.as_ref())
                 .is_some_and(|ports| ports.iter().any(|p| p.port == i32::from(port)))
         })
-        .map(|s| {
-            format!(
-                "{}/{}",
-                s.metadata.namespace.clone().unwrap_or_default(),
-                s.metadata.name.clone().unwrap_or_default()
-            )
-        })
+        .map(kite_core::key::object_key)
         .collect();
     Ok(Some(if holders.is_empty() {
         Check::ok(name, "no other LoadBalancer Service holds it")
