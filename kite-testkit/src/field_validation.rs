@@ -61,6 +61,24 @@ pub fn validate(
     Ok(())
 }
 
+/// A request's body decoded as the API server's handler decodes it, before any
+/// work on the stored object: a built-in object of the wrong shape is a
+/// `400 BadRequest` even when the object it would replace has moved on (the
+/// `409 Conflict` comes only after a body was read). Custom resources and the
+/// strict KubeVirt and CDI schemas are checked by [`validate`].
+pub fn decode_body(
+    inner: &Inner,
+    resource: &ResourceType,
+    object: &mut Value,
+    ctx: &mut WriteCtx,
+) -> Result<(), ApiError> {
+    let strict_override = inner.schema_overrides.contains_key(&(resource.group.clone(), resource.kind.clone()));
+    if strict_override || resource.schema.is_some() || !object.is_object() {
+        return Ok(());
+    }
+    decode_builtin(resource, object, ctx)
+}
+
 /// A built-in kind's object decoded as the API server decodes it into its Go
 /// type (see [`protobuf::prune`]): a value of the wrong type is a
 /// `400 BadRequest`; unknown fields are dropped, with a warning, or refused

@@ -4,7 +4,7 @@
 use crate::admission::{self, Phase};
 use crate::apply::{self, Writer};
 pub use crate::field_validation::FieldValidation;
-use crate::field_validation::validate;
+use crate::field_validation::{decode_body, validate};
 use crate::lifecycle;
 use crate::meta;
 use crate::registry::ResourceType;
@@ -96,6 +96,7 @@ pub fn create(
     if !object.is_object() {
         return Err(ApiError::bad_request("the request body must be a JSON object"));
     }
+    decode_body(inner, resource, &mut object, ctx)?;
     let body_namespace = object["metadata"]["namespace"].as_str().map(String::from);
     if resource.namespaced
         && let (Some(body), Some(path)) = (&body_namespace, namespace)
@@ -348,10 +349,11 @@ pub fn update(
     resource: &Arc<ResourceType>,
     namespace: Option<&str>,
     name: &str,
-    object: Value,
+    mut object: Value,
     ctx: &mut WriteCtx,
 ) -> Result<Value, ApiError> {
     let key = object_key(resource, namespace, name)?;
+    decode_body(inner, resource, &mut object, ctx)?;
     let stored = {
         let mut store = inner.store();
         let old = store
