@@ -153,6 +153,18 @@ async fn settings_write_the_platform_and_show_the_gateway_as_observed() {
     assert!(body["message"].as_str().unwrap().contains("baseDomain"), "{body}");
     let (status, body) = admin.patch("/admin/settings", json!({ "sshGateway": { "externalPort": 70000 } })).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    let rules = json!({ "mode": "Invited", "invitedEmails": ["ada@example.org"], "perHour": 30 });
+    let (status, body) = admin.patch("/admin/settings", json!({ "signup": rules })).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["config"]["signup"]["mode"], "Invited");
+    assert_eq!(body["config"]["signup"]["perAddressPerHour"], 20, "a field left out takes its default");
+    let stored = Api::<KitePlatform>::all(platform.client.clone()).get(PLATFORM_NAME).await.unwrap();
+    assert_eq!(stored.spec.signup.invited_emails, ["ada@example.org"]);
+    let (status, body) = admin.patch("/admin/settings", json!({ "signup": { "perHour": 0 } })).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "the CRD schema refuses it: {body}");
+    let (status, body) = admin.patch("/admin/settings", json!({ "signup": { "mode": "Invite" } })).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("signup"), "the refusal names the field: {body}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

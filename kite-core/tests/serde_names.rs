@@ -231,6 +231,12 @@ fn kite_platform_round_trips() {
                 hard: [("requests.cpu".to_string(), Quantity("4".into()))].into(),
                 container_limits: None,
             }],
+            signup: SignupSpec {
+                mode: SignupMode::Invited,
+                invited_emails: vec!["ada@example.org".into()],
+                per_address_per_hour: 5,
+                per_hour: 50,
+            },
         },
     );
     platform.status = Some(KitePlatformStatus {
@@ -282,7 +288,8 @@ fn kite_platform_round_trips() {
                             "dataLocality": "best-effort", "recreateOnDrift": true, "longhornNamespace": "longhorn-system"},
                 "tenantNetwork": {"cdiNamespace": "cdi", "dnsNamespace": "kube-system",
                                   "clusterCidrs": ["10.42.0.0/16", "10.43.0.0/16"]},
-                "tenantQuotas": [{"accessLevel": 1, "hard": {"requests.cpu": "4"}}]
+                "tenantQuotas": [{"accessLevel": 1, "hard": {"requests.cpu": "4"}}],
+                "signup": {"mode": "Invited", "invitedEmails": ["ada@example.org"], "perAddressPerHour": 5, "perHour": 50}
             },
             "status": {
                 "observedGeneration": 2, "conditions": [condition_json("GoldenImagesReady")],

@@ -65,14 +65,15 @@ impl<B: Backend> Connection<B> {
     }
 
     fn accept(&mut self, login: &str, method: &str, slot: UpstreamSlot<B>) -> Auth {
+        self.shared.limiter.record_success(self.peer.ip(), login);
         tracing::info!(peer = %self.peer, login, method, route = %slot.describe(), "authenticated");
         self.slot = Some(Arc::new(slot));
         Auth::Accept
     }
 
     async fn password(&mut self, login: &str, password: &str, method: &str) -> Result<Auth, russh::Error> {
-        if self.shared.limiter.is_banned(self.peer.ip(), login) {
-            tracing::warn!(peer = %self.peer, login_digest = %login_digest(login), "refused: the address or login is temporarily banned");
+        if let Some(wait) = self.shared.limiter.refused_for(self.peer.ip(), login) {
+            tracing::warn!(peer = %self.peer, login_digest = %login_digest(login), seconds = wait.as_secs(), "refused: the address or login is temporarily banned");
             return self.fail(login, method).await;
         }
         match self.shared.backend.resolve(login).await {
@@ -115,7 +116,7 @@ impl<B: Backend> Connection<B> {
     }
 
     async fn key_allowed(&self, login: &str, key: &PublicKey) -> Option<Route> {
-        if self.shared.limiter.is_banned(self.peer.ip(), login) {
+        if self.shared.limiter.refused_for(self.peer.ip(), login).is_some() {
             return None;
         }
         let route = self.shared.backend.resolve(login).await?;

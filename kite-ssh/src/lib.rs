@@ -23,7 +23,7 @@ mod handler;
 pub mod host_key;
 #[cfg(feature = "kube")]
 pub mod kube;
-mod limiter;
+pub mod limiter;
 mod login_digest;
 pub mod messages;
 mod options;

@@ -15,6 +15,9 @@ pub struct RateLimit {
     pub window: Duration,
     /// How long a ban lasts.
     pub ban: Duration,
+    /// How many sources, and how many login names, are tracked at most; past
+    /// that the least recently seen are forgotten.
+    pub tracked: u64,
 }
 
 impl Default for RateLimit {
@@ -24,6 +27,7 @@ impl Default for RateLimit {
             failures_per_login: 10,
             window: Duration::from_secs(300),
             ban: Duration::from_secs(600),
+            tracked: 100_000,
         }
     }
 }

@@ -66,6 +66,7 @@ async fn repeated_failures_ban_the_login_for_a_while() {
             failures_per_login: 3,
             window: Duration::from_secs(60),
             ban: Duration::from_secs(60),
+            tracked: 1000,
         },
         ..test_options()
     };
@@ -77,6 +78,24 @@ async fn repeated_failures_ban_the_login_for_a_while() {
     let mut handle = client(&router).await;
     let result = handle.authenticate_password("alice", "secret").await.unwrap();
     assert!(matches!(result, AuthResult::Failure { .. }), "the right password is refused while the login is banned");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_banned_login_still_lets_in_the_address_its_owner_signed_in_from() {
+    let upstream_key = new_key();
+    let sshd = Sshd::start(upstream_key.public_key());
+    let limits = RateLimit { failures_per_address: 100, failures_per_login: 3, ..RateLimit::default() };
+    let options = RouterOptions { rate_limit: limits, rejection_delay: Duration::ZERO, ..test_options() };
+    let router = RunningRouter::start(static_backend(vec![route("alice", &sshd, &upstream_key)]), options).await;
+    let mut owner = client(&router).await;
+    assert!(matches!(owner.authenticate_password("alice", "secret").await.unwrap(), AuthResult::Success));
+    for _ in 0..3 {
+        let mut handle = client(&router).await;
+        assert!(matches!(handle.authenticate_password("alice", "wrong").await.unwrap(), AuthResult::Failure { .. }));
+    }
+    let mut handle = client(&router).await;
+    let result = handle.authenticate_password("alice", "secret").await.unwrap();
+    assert!(matches!(result, AuthResult::Success), "the owner's address is not locked out by others' failures");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -65,6 +65,11 @@ impl ApiError {
         Self { retry_after: Some(seconds.max(1)), ..Self::new(StatusCode::TOO_MANY_REQUESTS, message) }
     }
 
+    /// 503: the server is busy; try again after `seconds`.
+    pub fn busy(message: impl Into<Cow<'static, str>>, seconds: u64) -> Self {
+        Self { retry_after: Some(seconds.max(1)), ..Self::new(StatusCode::SERVICE_UNAVAILABLE, message) }
+    }
+
     /// 503: the cluster could not be reached or is not ready.
     pub fn unavailable(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, message)

@@ -1,13 +1,99 @@
-//! Hashing a password (argon2id) off the async runtime: the hash is
-//! deliberately slow, and would otherwise hold up every other request on
-//! the worker thread.
+//! Password hashing (argon2id, 19 MiB and tens of milliseconds a hash) off
+//! the async runtime and behind a bound: at most one hash per core runs at a
+//! time, a few more may wait, and past that a request is answered `503` at
+//! once instead of queueing memory and threads without end. Sign-in,
+//! sign-up and machine passwords all go through one [`Hashing`].
+//!
+//! ```
+//! use kite_bin::api::hashing::Hashing;
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let hashing = Hashing::new(1, 1);
+//! let hash = hashing.hash("correct horse".into()).await.unwrap();
+//! assert!(hash.starts_with("$argon2id$"));
+//! # })
+//! ```
 
 use super::error::{ApiError, ApiResult};
+use std::sync::Arc;
+use tokio::sync::Semaphore;
 
-/// The argon2id hash of `password`, computed on a blocking thread.
-pub async fn hash_password(password: String) -> ApiResult<String> {
-    tokio::task::spawn_blocking(move || kite_ssh::password::hash(&password))
+/// The bounded pool password work runs on.
+#[derive(Debug)]
+pub struct Hashing {
+    running: Arc<Semaphore>,
+    admitted: Arc<Semaphore>,
+}
+
+/// The answer when the pool is full.
+const BUSY: &str = "the server is busy checking passwords; try again in a few seconds";
+
+impl Hashing {
+    /// At most `workers` hashes at a time, and `waiting` more queued.
+    pub fn new(workers: usize, waiting: usize) -> Self {
+        let workers = workers.max(1);
+        Self { running: Arc::new(Semaphore::new(workers)), admitted: Arc::new(Semaphore::new(workers + waiting)) }
+    }
+
+    /// One hash per core of this machine, and four per core waiting.
+    pub fn for_this_machine() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        Self::new(cores, 4 * cores)
+    }
+
+    /// Runs `work` on a blocking thread once a worker is free; `503` at once when the queue is full.
+    pub async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> ApiResult<T> {
+        let Ok(admitted) = self.admitted.clone().try_acquire_owned() else {
+            tracing::warn!("the password hashing queue is full; refusing a request");
+            return Err(ApiError::busy(BUSY, 2));
+        };
+        let running =
+            self.running.clone().acquire_owned().await.map_err(|error| ApiError::internal("waiting to hash", error))?;
+        tokio::task::spawn_blocking(move || {
+            let result = work();
+            drop((running, admitted));
+            result
+        })
         .await
-        .map_err(|error| ApiError::internal("hashing a password", error))?
         .map_err(|error| ApiError::internal("hashing a password", error))
+    }
+
+    /// The argon2id hash of `password`.
+    pub async fn hash(&self, password: String) -> ApiResult<String> {
+        self.run(move || kite_ssh::password::hash(&password))
+            .await?
+            .map_err(|error| ApiError::internal("hashing a password", error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[tokio::test]
+    async fn a_full_queue_is_refused_at_once_and_a_freed_place_is_used_again() {
+        let hashing = Arc::new(Hashing::new(1, 1));
+        let (release, hold) = std::sync::mpsc::channel::<()>();
+        let first = tokio::spawn({
+            let hashing = hashing.clone();
+            async move { hashing.run(move || hold.recv().is_ok()).await }
+        });
+        let second = tokio::spawn({
+            let hashing = hashing.clone();
+            async move { hashing.run(|| 2).await }
+        });
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while hashing.admitted.available_permits() > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let started = Instant::now();
+        let refused = hashing.run(|| 3).await.unwrap_err();
+        assert!(started.elapsed() < Duration::from_millis(500), "refused at once");
+        assert_eq!(refused.status(), axum::http::StatusCode::SERVICE_UNAVAILABLE);
+        assert!(refused.message().contains("busy"), "{}", refused.message());
+        release.send(()).unwrap();
+        assert!(first.await.unwrap().unwrap());
+        assert_eq!(second.await.unwrap().unwrap(), 2);
+        assert_eq!(hashing.run(|| 4).await.unwrap(), 4);
+    }
 }

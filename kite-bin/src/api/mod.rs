@@ -106,14 +106,6 @@ pub async fn state(client: kube::Client, namespace: &str, options: Options) -> a
     if !state.users.wait_synced(Duration::from_secs(30)).await {
         tracing::warn!("the user cache is not filled after 30 s; the API answers 503 until it is");
     }
-    let limits = state.clone();
-    tokio::spawn(async move {
-        let mut every = tokio::time::interval(Duration::from_secs(60));
-        loop {
-            every.tick().await;
-            limits.limits.shrink();
-        }
-    });
     Ok(state)
 }
 

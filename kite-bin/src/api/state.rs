@@ -1,7 +1,8 @@
 //! What every handler shares: the cluster client, the caches, sessions,
 //! login limits, the reservations of unique names.
 
-use super::rate_limit::LoginLimits;
+use super::hashing::Hashing;
+use super::rate_limit::{SignupLimits, login_limiter};
 use super::reservation::Reservations;
 use super::session::Sessions;
 use kite_core::api::{
@@ -44,8 +45,12 @@ pub struct Inner {
     pub platform: Cache<KitePlatform>,
     /// Session tokens.
     pub sessions: Sessions,
-    /// Sign-in attempt limits.
-    pub limits: LoginLimits,
+    /// Failed sign-in limits.
+    pub limits: kite_ssh::limiter::Limiter,
+    /// Sign-ups per hour.
+    pub signups: SignupLimits,
+    /// The bounded pool passwords are hashed and checked on.
+    pub hashing: Hashing,
     /// Unique-name reservations.
     pub reservations: Reservations,
     /// The proxies whose `X-Forwarded-For` names the client.
@@ -100,7 +105,9 @@ impl AppState {
             offers,
             platform,
             sessions,
-            limits: LoginLimits::default(),
+            limits: login_limiter(),
+            signups: SignupLimits::default(),
+            hashing: Hashing::for_this_machine(),
             reservations,
             trusted_proxies,
             creating: Mutex::new(HashMap::new()),

@@ -9,7 +9,7 @@ use crate::api::models::{GatewayView, OfferView, PublicUser, VmView};
 use crate::api::state::AppState;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use kite_core::api::{AccessLevel, PLATFORM_NAME};
+use kite_core::api::{AccessLevel, PLATFORM_NAME, SignupMode};
 use maud::{Markup, html};
 
 /// `/admin/users`.
@@ -201,6 +201,26 @@ pub async fn settings(State(state): State<AppState>, Viewer(viewer): Admin) -> R
                     input #base-domain name="baseDomain" value=(spec.base_domain.clone().unwrap_or_default()) placeholder="vms.example.org";
                     label for="ttl" { "Sign-in lasts (minutes)" }
                     input #ttl name="accessTokenTtlMinutes" type="number" min="1" value=(spec.access_token_ttl_minutes) data-type="number";
+                    (alert())
+                    button type="submit" { "Save" }
+                }
+            }
+            section.card {
+                h2 { "Sign-up" }
+                p.hint { "Who may create an account on the sign-up page, and how many sign-ups an hour the platform takes." }
+                form data-api="PATCH /api/v1/admin/settings" data-then="reload" data-nest="signup" {
+                    label for="signup-mode" { "Who may sign up" }
+                    select #signup-mode name="mode" {
+                        @for (mode, text) in [(SignupMode::Open, "Anyone"), (SignupMode::Invited, "Only invited emails"), (SignupMode::Closed, "Nobody")] {
+                            option value=(format!("{mode:?}")) selected[spec.signup.mode == mode] { (text) }
+                        }
+                    }
+                    label for="invited-emails" { "Invited emails (one a line)" }
+                    textarea #invited-emails name="invitedEmails" rows="4" data-type="lines" { (spec.signup.invited_emails.join("\n")) }
+                    label for="per-address" { "Sign-ups an hour from one address" }
+                    input #per-address name="perAddressPerHour" type="number" min="1" max="10000" value=(spec.signup.per_address_per_hour) data-type="number";
+                    label for="per-hour" { "Sign-ups an hour in all" }
+                    input #per-hour name="perHour" type="number" min="1" max="100000" value=(spec.signup.per_hour) data-type="number";
                     (alert())
                     button type="submit" { "Save" }
                 }

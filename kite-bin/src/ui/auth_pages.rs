@@ -112,9 +112,14 @@ pub async fn login_form(
 
 /// `POST /signup`, the form without the script: the API's sign-up, then home
 /// with the session cookie, or the page again with the sentence.
-pub async fn signup_form(state: State<AppState>, headers: HeaderMap, Form(request): Form<SignupRequest>) -> Response {
+pub async fn signup_form(
+    state: State<AppState>,
+    peer: ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Form(request): Form<SignupRequest>,
+) -> Response {
     let (email, username) = (request.email.clone(), request.username.clone());
-    match crate::api::routes::auth::signup(state, headers, Body(request)).await {
+    match crate::api::routes::auth::signup(state, peer, headers, Body(request)).await {
         Ok((_, cookies, _)) => (cookies, Redirect::to("/")).into_response(),
         Err(error) => {
             let refused = Refused { message: Some(error.message()), email: &email, username: &username };

@@ -9,6 +9,7 @@ mod installation;
 mod offer;
 mod platform;
 mod schema;
+mod signup;
 mod user;
 mod virtual_machine;
 
@@ -22,6 +23,7 @@ pub use platform::{
     StorageSpec, TenantNetworkSpec, TenantQuota,
 };
 pub use schema::{DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN, QUANTITY_PATTERN};
+pub use signup::{SignupMode, SignupSpec};
 pub use user::{KiteUser, KiteUserSpec, KiteUserStatus, UserPhase};
 pub use virtual_machine::{
     KiteVirtualMachine, KiteVirtualMachineSpec, KiteVirtualMachineStatus, PowerState, VirtualMachinePhase,

@@ -76,6 +76,9 @@ pub struct KitePlatformSpec {
     #[schemars(length(max = 4))]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["accessLevel".into()]))]
     pub tenant_quotas: Vec<TenantQuota>,
+    /// Who may sign up on the web page, and how fast.
+    #[serde(default)]
+    pub signup: super::signup::SignupSpec,
 }
 
 fn default_access_token_ttl_minutes() -> u32 {
@@ -102,6 +105,7 @@ impl Default for KitePlatformSpec {
             storage: StorageSpec::default(),
             tenant_network: TenantNetworkSpec::default(),
             tenant_quotas: Vec::new(),
+            signup: super::signup::SignupSpec::default(),
         }
     }
 }

@@ -18,7 +18,6 @@ pub mod rules;
 
 use crate::api::auth::Caller;
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::hashing::hash_password;
 use crate::api::models::{VmEnvelope, VmView};
 use crate::api::reservation::{Claims, Holder, Kind};
 use crate::api::state::{AppState, by};
@@ -114,7 +113,7 @@ pub async fn create(
                 .map_err(|r| r.answer("reserving a domainPrefix", prefix_taken(prefix)))?;
         }
         let mut spec = planned.spec.clone();
-        spec.ssh_password_hash = Some(hash_password(password).await?);
+        spec.ssh_password_hash = Some(state.hashing.hash(password).await?);
         let vm = KiteVirtualMachine::new(&planned.name, spec);
         Api::<KiteVirtualMachine>::namespaced(state.client.clone(), &namespace)
             .create(&PostParams::default(), &vm)
@@ -190,7 +189,7 @@ pub async fn change(
             }
         }
         if let Some(password) = password {
-            spec.insert("sshPasswordHash".into(), hash_password(password).await?.into());
+            spec.insert("sshPasswordHash".into(), state.hashing.hash(password).await?.into());
         }
         patch_spec(state, vm, serde_json::Value::Object(spec)).await
     }

@@ -8,7 +8,7 @@ use crate::api::models::GatewayView;
 use crate::api::state::AppState;
 use axum::Json;
 use axum::extract::State;
-use kite_core::api::{AccessLevel, KitePlatform, PLATFORM_NAME};
+use kite_core::api::{AccessLevel, KitePlatform, PLATFORM_NAME, SignupSpec};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde::{Deserialize, Serialize};
@@ -24,6 +24,10 @@ pub struct Settings {
     pub access_token_ttl_minutes: u32,
     /// The SSH gateway's exposure: desired and observed.
     pub ssh_gateway: GatewayView,
+    /// Who may sign up, and how fast: `KitePlatform.spec.signup` (`mode`
+    /// `Open`, `Invited` or `Closed`; `invitedEmails`; `perAddressPerHour`; `perHour`).
+    #[schema(value_type = Object)]
+    pub signup: SignupSpec,
 }
 
 /// `{"config": ...}`.
@@ -55,6 +59,9 @@ pub struct SettingsChange {
     pub access_token_ttl_minutes: Option<u32>,
     /// The gateway's exposure.
     pub ssh_gateway: Option<GatewayChange>,
+    /// New sign-up rules, replacing the old ones whole (fields left out take their defaults).
+    #[schema(value_type = Option<Object>)]
+    pub signup: Option<SignupSpec>,
 }
 
 fn current(state: &AppState) -> Settings {
@@ -64,6 +71,7 @@ fn current(state: &AppState) -> Settings {
         base_domain: spec.base_domain.clone(),
         access_token_ttl_minutes: spec.access_token_ttl_minutes,
         ssh_gateway: GatewayView::of(&spec, platform.as_deref()),
+        signup: spec.signup.clone(),
     }
 }
 
@@ -110,6 +118,10 @@ pub async fn update(
             fields.insert("publicPort".into(), port.into());
         }
         spec.insert("sshGateway".into(), fields.into());
+    }
+    if let Some(signup) = &change.signup {
+        let rules = serde_json::to_value(signup).map_err(|error| ApiError::invalid("signup", error))?;
+        spec.insert("signup".into(), rules);
     }
     let platforms = Api::<KitePlatform>::all(state.client.clone());
     let updated = if state.platform.get(PLATFORM_NAME).is_some() {

@@ -1,9 +1,9 @@
 //! `auth/signup`, `auth/login`, `auth/logout`.
 
 use crate::api::error::{ApiError, ApiResult, ErrorBody};
-use crate::api::hashing::hash_password;
 use crate::api::json::Body;
 use crate::api::models::{PublicUser, UserEnvelope};
+use crate::api::rate_limit;
 use crate::api::reservation::{Claims, Holder, Kind, Refusal};
 use crate::api::state::{AppState, by};
 use crate::api::validate;
@@ -11,7 +11,7 @@ use axum::Json;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum_extra::extract::CookieJar;
-use kite_core::api::{AccessLevel, KiteUser, KiteUserSpec};
+use kite_core::api::{AccessLevel, KiteUser, KiteUserSpec, SignupMode};
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde::{Deserialize, Serialize};
@@ -88,17 +88,37 @@ fn start_session(
 #[utoipa::path(post, path = "/auth/signup", tag = "auth", request_body = SignupRequest,
     responses(
         (status = 201, description = "Created and signed in", body = SessionResponse),
+        (status = 403, description = "Sign-up is by invitation or closed, and this email is not invited", body = ErrorBody),
         (status = 409, description = "The email or username is taken", body = ErrorBody),
         (status = 422, description = "A field is not valid", body = ErrorBody),
+        (status = 429, description = "Too many sign-ups from this address, or from everyone, this hour", body = ErrorBody),
+        (status = 503, description = "The server is busy hashing passwords; try again shortly", body = ErrorBody),
     ))]
 pub async fn signup(
     State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     Body(request): Body<SignupRequest>,
 ) -> ApiResult<(StatusCode, CookieJar, Json<SessionResponse>)> {
     let username = validate::username(&request.username)?;
     let email = validate::email(&request.email)?;
     validate::password("password", &request.password)?;
+    let rules = state.platform_spec().signup;
+    if !rules.admits(&email) {
+        return Err(ApiError::forbidden(match rules.mode {
+            SignupMode::Closed => "sign-up is closed on this platform; ask an admin for an account",
+            _ => "sign-up here is by invitation; ask an admin to invite your email address",
+        }));
+    }
+    let client = crate::api::client_address::client_address(peer.ip(), &headers, &state.trusted_proxies);
+    if let Some(wait) = state.signups.refused_for(&rules, client) {
+        tracing::warn!(%client, "sign-ups limited");
+        let minutes = rate_limit::seconds(wait).div_ceil(60);
+        return Err(ApiError::too_many(
+            format!("too many sign-ups right now; try again in {minutes} minutes"),
+            rate_limit::seconds(wait),
+        ));
+    }
     let (email_key, username_key) = (email.to_lowercase(), username.to_lowercase());
     if !state.users.find(by::EMAIL, &email_key).is_empty() {
         return Err(ApiError::conflict("an account with this email already exists; sign in instead"));
@@ -106,6 +126,7 @@ pub async fn signup(
     if !state.users.find(by::USERNAME, &username_key).is_empty() {
         return Err(ApiError::conflict("this username is taken; choose another"));
     }
+    state.signups.count(&rules, client);
     let name = format!("ku-{}", uuid::Uuid::new_v4());
     let mut claims = Claims::new(&state.reservations, Holder::User(name.clone()));
     let created = async {
@@ -125,7 +146,7 @@ pub async fn signup(
         } else {
             AccessLevel::ReadOnly
         };
-        let hash = hash_password(request.password.clone()).await?;
+        let hash = state.hashing.hash(request.password.clone()).await?;
         let user = KiteUser::new(
             &name,
             KiteUserSpec {
@@ -157,7 +178,8 @@ pub async fn signup(
     responses(
         (status = 200, description = "Signed in; the session cookie is set", body = SessionResponse),
         (status = 401, description = "The email or password is not right", body = ErrorBody),
-        (status = 429, description = "Too many attempts", body = ErrorBody),
+        (status = 429, description = "Too many failed attempts", body = ErrorBody),
+        (status = 503, description = "The server is busy checking passwords; try again shortly", body = ErrorBody),
     ))]
 pub async fn login(
     State(state): State<AppState>,
@@ -165,27 +187,33 @@ pub async fn login(
     headers: HeaderMap,
     Body(request): Body<LoginRequest>,
 ) -> ApiResult<(CookieJar, Json<SessionResponse>)> {
-    let email_key = request.email.trim().to_lowercase();
+    const NOT_RIGHT: &str = "the email or password is not right";
+    // Validated first: a body that cannot name an account is refused before anything is looked up or counted.
+    let email_key = validate::email(&request.email).map_err(|_| ApiError::unauthorized(NOT_RIGHT))?.to_lowercase();
     let client = crate::api::client_address::client_address(peer.ip(), &headers, &state.trusted_proxies);
-    if let Err(seconds) = state.limits.check(client, &email_key) {
+    if let Some(wait) = state.limits.refused_for(client, &email_key) {
         tracing::warn!(%client, "sign-in attempts limited");
+        let seconds = rate_limit::seconds(wait);
         return Err(ApiError::too_many(format!("too many sign-in attempts; try again in {seconds} seconds"), seconds));
     }
     let user = state.users.find(by::EMAIL, &email_key).into_iter().next();
     let stored = user.as_ref().map(|u| u.spec.password.clone());
     let password = request.password.clone();
-    let verified = tokio::task::spawn_blocking(move || match stored {
-        Some(hash) => kite_ssh::password::verify(&password, &hash),
-        None => {
-            kite_ssh::password::verify_dummy(&password);
-            false
-        }
-    })
-    .await
-    .map_err(|error| ApiError::internal("checking a password", error))?;
+    let verified = state
+        .hashing
+        .run(move || match stored {
+            Some(hash) => kite_ssh::password::verify(&password, &hash),
+            None => {
+                kite_ssh::password::verify_dummy(&password);
+                false
+            }
+        })
+        .await?;
     let Some(user) = user.filter(|_| verified) else {
-        return Err(ApiError::unauthorized("the email or password is not right"));
+        state.limits.record_failure(client, &email_key);
+        return Err(ApiError::unauthorized(NOT_RIGHT));
     };
+    state.limits.record_success(client, &email_key);
     if user.spec.password.starts_with("$2") {
         upgrade_hash(&state, &user, request.password).await;
     }
@@ -195,7 +223,7 @@ pub async fn login(
 /// Replaces a bcrypt hash from the existing platform with argon2id, now that the password is known.
 async fn upgrade_hash(state: &AppState, user: &KiteUser, password: String) {
     let Some(name) = user.metadata.name.clone() else { return };
-    let Ok(hash) = hash_password(password).await else { return };
+    let Ok(hash) = state.hashing.hash(password).await else { return };
     let patch = serde_json::json!({ "spec": { "password": hash } });
     match Api::<KiteUser>::all(state.client.clone()).patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await
     {

@@ -68,6 +68,8 @@ function formBody(form) {
       continue;
     } else if (type === "number") {
       body[input.name] = Number(input.value);
+    } else if (type === "lines") {
+      body[input.name] = input.value.split("\n").map((line) => line.trim()).filter((line) => line !== "");
     } else {
       body[input.name] = input.value;
     }
