@@ -170,6 +170,99 @@ async fn sign_up_follows_the_platforms_rules_invitations_and_rates() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_admin_is_the_account_the_platform_names_and_nobody_signs_up_before_it() {
+    let platform = Platform::start_as_deployed().await;
+    let anonymous = platform.anonymous();
+    let sign_up = |name: &'static str| {
+        let anonymous = anonymous.clone();
+        async move {
+            let body =
+                json!({ "username": name, "email": format!("{name}@example.org"), "password": "long-enough-password" });
+            anonymous.post("/auth/signup", body).await
+        }
+    };
+    let (status, body) = sign_up("eve").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "no admin is named: nobody signs up: {body}");
+    assert!(body["message"].as_str().unwrap().contains("not open yet"), "{body}");
+    let patch = json!({ "spec": { "signup": { "adminEmail": "Root@Example.org" } } });
+    let platforms = Api::<KitePlatform>::all(platform.client.clone());
+    platforms.patch(PLATFORM_NAME, &PatchParams::default(), &Patch::Merge(&patch)).await.unwrap();
+    assert_eq!(sign_up("eve").await.0, StatusCode::FORBIDDEN, "not before the admin has signed up");
+    let root = kite_testkit::fixtures::eventually(
+        Duration::from_secs(10),
+        "the API to read the admin's email",
+        || async move { Some(sign_up("root").await).filter(|answer| answer.0 == StatusCode::CREATED) },
+    )
+    .await;
+    assert_eq!(root.1["user"]["access_level"], 3, "{}", root.1);
+    let (status, body) = sign_up("eve").await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["user"]["access_level"], 0, "{body}");
+    // Once every admin is gone, the platform waits for the named admin again.
+    let users = Api::<KiteUser>::all(platform.client.clone());
+    users.delete(root.1["user"]["name"].as_str().unwrap(), &Default::default()).await.unwrap();
+    let admin = with_token(&platform, &root.1);
+    kite_testkit::fixtures::eventually(Duration::from_secs(10), "the API to see the admin gone", || {
+        let admin = admin.clone();
+        async move { (admin.get("/me").await.0 == StatusCode::UNAUTHORIZED).then_some(()) }
+    })
+    .await;
+    let refused = sign_up("mallory").await;
+    assert_eq!(refused.0, StatusCode::FORBIDDEN, "{}", refused.1);
+    assert!(
+        users.list(&Default::default()).await.unwrap().items.iter().all(|u| u.spec.username != "mallory"),
+        "an admin-less platform takes no account but its admin's"
+    );
+}
+
+/// A session holding `token`, as a script would.
+fn with_token(platform: &Platform, body: &Value) -> Session {
+    Session { token: body["token"].as_str().map(str::to_string), ..platform.anonymous() }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signing_out_everywhere_and_changing_the_password_end_the_other_sessions() {
+    let platform = Platform::start().await;
+    let first = platform.sign_up("kim").await;
+    let anonymous = platform.anonymous();
+    let login = |password: &'static str| {
+        let anonymous = anonymous.clone();
+        async move { anonymous.post("/auth/login", json!({ "email": "kim@example.org", "password": password })).await }
+    };
+    let (status, body) = login("kim-password").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let second = with_token(&platform, &body);
+    let wrong = second
+        .post("/me/password", json!({ "currentPassword": "not-kims-password", "newPassword": "kim-new-password" }))
+        .await;
+    assert_eq!(wrong.0, StatusCode::FORBIDDEN, "{}", wrong.1);
+    assert_eq!(first.get("/me").await.0, StatusCode::OK, "a refused change ends nothing");
+    let short = second.post("/me/password", json!({ "currentPassword": "kim-password", "newPassword": "short" })).await;
+    assert_eq!(short.0, StatusCode::UNPROCESSABLE_ENTITY, "{}", short.1);
+    let (status, body) = second
+        .post("/me/password", json!({ "currentPassword": "kim-password", "newPassword": "kim-new-password" }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let third = with_token(&platform, &body);
+    let (status, body) = first.get("/me").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "the other sessions end with a change of password: {body}");
+    assert!(body["message"].as_str().unwrap().contains("signed out"), "{body}");
+    assert_eq!(second.get("/me").await.0, StatusCode::UNAUTHORIZED, "the session that asked ends too");
+    assert_eq!(third.get("/me").await.0, StatusCode::OK, "the new session goes on");
+    assert_eq!(login("kim-password").await.0, StatusCode::UNAUTHORIZED, "the old password is gone");
+    let (status, body) = login("kim-new-password").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let fourth = with_token(&platform, &body);
+    let (status, body) = fourth.post("/auth/logout-everywhere", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(third.get("/me").await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(fourth.get("/me").await.0, StatusCode::UNAUTHORIZED, "everywhere means this one too");
+    let (status, body) = login("kim-new-password").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(with_token(&platform, &body).get("/me").await.0, StatusCode::OK, "a new sign-in works");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sign_in_that_names_no_possible_account_is_refused_before_it_is_counted() {
     let platform = Platform::start_with(&["--trusted-proxy", "127.0.0.1"]).await;
     let anonymous = platform.anonymous();

@@ -54,6 +54,12 @@ fn endpoints() -> Vec<Endpoint> {
             json!({ "baseDomain": "example.org", "accessTokenTtlMinutes": 60, "sshGateway": { "externalEnabled": false, "externalPort": 2222, "publicPort": 22 } }),
         ),
         e(Method::PATCH, "/admin/vms/{namespace}/{name}/power", json!({ "powerState": "On" })),
+        // Not the admin's current password: a change would end the session the run uses.
+        e(
+            Method::POST,
+            "/me/password",
+            json!({ "currentPassword": "not-the-password", "newPassword": "long-enough-password" }),
+        ),
     ]
 }
 

@@ -64,12 +64,12 @@ impl Cluster {
             kubectl(&kubeconfig, &["apply", "-f", DEPLOYMENT]);
             let wait = ["wait", "--for=condition=Available", "deployment", "--all", "-n", "kite", "--timeout=30s"];
             kubectl(&kubeconfig, &wait);
-            // The operator's platform: one golden image, imported by the controller.
-            let platform = serde_json::to_string(&kite_core::api::KitePlatform::new(
-                kite_core::api::PLATFORM_NAME,
-                kite_testkit::fixtures::a_platform(),
-            ))
-            .unwrap();
+            // The operator's platform: one golden image, imported by the controller,
+            // and Ada named as the first admin.
+            let mut spec = kite_testkit::fixtures::a_platform();
+            spec.signup.admin_email = Some("ada@example.org".into());
+            let platform =
+                serde_json::to_string(&kite_core::api::KitePlatform::new(kite_core::api::PLATFORM_NAME, spec)).unwrap();
             let path = kubeconfig.with_file_name("platform.json");
             std::fs::write(&path, platform).unwrap();
             kubectl(&kubeconfig, &["apply", "-f", path.to_str().unwrap()]);
@@ -201,7 +201,7 @@ async fn the_deployment_runs_the_whole_journey_with_each_component_under_its_own
     let (_api, base) = cluster.start_api().await;
     let (_gateway, ssh) = start_gateway(&cluster).await;
 
-    // Sign-up: the first account is the admin.
+    // Sign-up: the account the platform names is the admin.
     let (status, body) = sign_up(&base, "ada").await;
     assert_eq!(status, StatusCode::CREATED, "{body}\n{}", cluster.logs());
     let ada = signed_in(&base, "ada").await;

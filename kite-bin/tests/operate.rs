@@ -138,6 +138,11 @@ async fn install_plans_then_installs_records_what_it_installed_and_the_doctor_fi
     assert!(doctor.status.success(), "{}", said(&doctor));
     assert!(lines_with(&said(&doctor), "FAIL").is_empty(), "{}", said(&doctor));
     assert!(said(&doctor).contains("ok   installation: Kite"), "{}", said(&doctor));
+    assert!(
+        said(&doctor).contains("WARN admin: none, and KitePlatform spec.signup.adminEmail names none"),
+        "a platform nobody can sign up to is said: {}",
+        said(&doctor)
+    );
 
     // Again: nothing to create or update, and it completes.
     let again = cluster.kite(&["install", "--skip-stack", "--yes", "--output", "json"]).await;

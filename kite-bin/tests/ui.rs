@@ -282,6 +282,49 @@ async fn journey(browser: &Browser, base: &str, ssh: u16) {
     .await;
     let problems = browser.console_problems().await;
     assert!(problems.is_empty(), "console problems on the admin pages: {problems:?}");
+
+    // Admins choose who may sign up.
+    client.goto(&page("/admin/settings")).await.unwrap();
+    browser.click("#signup-mode option[value=Invited]").await;
+    browser.fill("#invited-emails", "grace@example.org\nlin@example.org").await;
+    browser.click("form[data-nest=signup] button[type=submit]").await;
+    let mode = "return document.querySelector('#signup-mode').value;";
+    until(Duration::from_secs(10), "the sign-up rules to be saved", || async {
+        client.goto(&page("/admin/settings")).await.ok()?;
+        (client.execute(mode, vec![]).await.ok()? == json!("Invited")).then_some(())
+    })
+    .await;
+    let invited = client.execute("return document.querySelector('#invited-emails').value;", vec![]).await.unwrap();
+    assert_eq!(invited, json!("grace@example.org\nlin@example.org"));
+
+    // The account page changes the password (the session goes on, with a new
+    // CSRF token) and signs out everywhere.
+    let csrf = "return document.cookie;";
+    client.goto(&page("/account")).await.unwrap();
+    let before = client.execute(csrf, vec![]).await.unwrap();
+    browser.fill("#current-password", "ada-password").await;
+    browser.fill("#new-password", "ada-new-password").await;
+    browser.click("form[data-api='POST /api/v1/me/password'] button[type=submit]").await;
+    until(Duration::from_secs(10), "the new session's cookies", || async {
+        (client.execute(csrf, vec![]).await.ok()? != before).then_some(())
+    })
+    .await;
+    until(Duration::from_secs(10), "the account page again", || async {
+        (browser.path().await == "/account" && browser.text_of("h1").await.as_deref() == Some("Account")).then_some(())
+    })
+    .await;
+    browser.click("button[data-action='POST /api/v1/auth/logout-everywhere']").await;
+    until(Duration::from_secs(10), "the sign-in page", || async { (browser.path().await == "/login").then_some(()) })
+        .await;
+    browser.fill("#email", "ada@example.org").await;
+    browser.fill("#password", "ada-new-password").await;
+    browser.click("form button[type=submit]").await;
+    until(Duration::from_secs(10), "the dashboard with the new password", || async {
+        (browser.path().await == "/").then_some(())
+    })
+    .await;
+    let problems = browser.console_problems().await;
+    assert!(problems.is_empty(), "console problems on the account page: {problems:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

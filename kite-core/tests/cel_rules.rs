@@ -100,6 +100,21 @@ fn a_users_namespace_cannot_change() {
     );
 }
 
+#[test]
+fn a_users_session_generation_only_grows() {
+    let user = |generation: u32| {
+        json!({"apiVersion": "hy3ons.github.io/v1", "kind": "KiteUser", "metadata": {"name": "ku-1"},
+               "spec": {"username": "a", "email": "a@b.c", "password": "x", "namespace": "n",
+                        "sessionGeneration": generation}})
+    };
+    let schema = openapi_schema::<KiteUser>();
+    assert_eq!(cel_failures(&schema, &user(3), Some(&user(2))), Vec::<String>::new());
+    assert_eq!(
+        cel_failures(&schema, &user(1), Some(&user(2))),
+        ["sessionGeneration only grows: lowering it would bring signed-out sessions back"]
+    );
+}
+
 fn platform(name: &str, spec: Value) -> Value {
     json!({"apiVersion": "hy3ons.github.io/v1", "kind": "KitePlatform", "metadata": {"name": name}, "spec": spec})
 }

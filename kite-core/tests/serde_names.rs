@@ -51,6 +51,7 @@ fn kite_user_round_trips_with_its_snake_case_field_names() {
             profile_image: String::new(),
             access_level: AccessLevel::Manager,
             ssh_authorized_keys: vec!["ssh-ed25519 AAAAC3Nza alice@laptop".into()],
+            session_generation: 2,
         },
     );
     user.status = Some(KiteUserStatus {
@@ -69,7 +70,7 @@ fn kite_user_round_trips_with_its_snake_case_field_names() {
                 "username": "alice", "email": "alice@example.com",
                 "password": "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA",
                 "namespace": "kite-user-ku-0b6f7c1e", "profile_image": "", "access_level": 2,
-                "sshAuthorizedKeys": ["ssh-ed25519 AAAAC3Nza alice@laptop"]
+                "sshAuthorizedKeys": ["ssh-ed25519 AAAAC3Nza alice@laptop"], "sessionGeneration": 2
             },
             "status": {
                 "phase": "Ready", "observedGeneration": 3, "observedNamespace": "kite-user-ku-0b6f7c1e",
@@ -234,6 +235,7 @@ fn kite_platform_round_trips() {
             signup: SignupSpec {
                 mode: SignupMode::Invited,
                 invited_emails: vec!["ada@example.org".into()],
+                admin_email: Some("root@example.org".into()),
                 per_address_per_hour: 5,
                 per_hour: 50,
             },
@@ -289,7 +291,7 @@ fn kite_platform_round_trips() {
                 "tenantNetwork": {"cdiNamespace": "cdi", "dnsNamespace": "kube-system",
                                   "clusterCidrs": ["10.42.0.0/16", "10.43.0.0/16"]},
                 "tenantQuotas": [{"accessLevel": 1, "hard": {"requests.cpu": "4"}}],
-                "signup": {"mode": "Invited", "invitedEmails": ["ada@example.org"], "perAddressPerHour": 5, "perHour": 50}
+                "signup": {"mode": "Invited", "invitedEmails": ["ada@example.org"], "adminEmail": "root@example.org", "perAddressPerHour": 5, "perHour": 50}
             },
             "status": {
                 "observedGeneration": 2, "conditions": [condition_json("GoldenImagesReady")],

@@ -19,6 +19,7 @@ fn a_user(level: AccessLevel) -> KiteUser {
             profile_image: String::new(),
             access_level: level,
             ssh_authorized_keys: vec![],
+            session_generation: 0,
         },
     );
     user.metadata.uid = Some("0b6f7c1e-0000-4000-8000-000000000002".into());

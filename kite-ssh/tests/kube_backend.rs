@@ -122,6 +122,7 @@ async fn a_running_vm_is_reached_by_its_ssh_id_with_its_password_and_its_users_k
             profile_image: String::new(),
             access_level: AccessLevel::User,
             ssh_authorized_keys: vec![public_line(user_key.key.public_key())],
+            session_generation: 0,
         },
     );
     users.create(&PostParams::default(), &user).await.unwrap();

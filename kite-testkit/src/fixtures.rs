@@ -51,6 +51,7 @@ pub fn a_user(name: &str) -> KiteUser {
             profile_image: String::new(),
             access_level: AccessLevel::User,
             ssh_authorized_keys: vec![],
+            session_generation: 0,
         },
     )
 }

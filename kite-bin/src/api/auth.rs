@@ -4,7 +4,9 @@
 //! a browser, by the session cookie. The user's level is read from the
 //! cache on every request, never from the token, so a change of level or
 //! the deletion of the account applies at once. A write authenticated by
-//! the cookie must repeat the session's CSRF token in `X-CSRF-Token`.
+//! the cookie must repeat the session's CSRF token in `X-CSRF-Token`. A
+//! session from before the user's last "sign out everywhere" or change of
+//! password (an older `sessionGeneration`) is refused.
 
 use super::error::ApiError;
 use super::session::{CSRF_HEADER, session_cookie};
@@ -112,6 +114,11 @@ impl FromRequestParts<AppState> for Caller {
             .users
             .get(&claims.sub)
             .ok_or_else(|| ApiError::unauthorized("your account no longer exists; sign up again or ask an admin"))?;
+        if claims.generation < user.spec.session_generation {
+            return Err(ApiError::unauthorized(
+                "this session was signed out (everywhere, or by a change of password); sign in again",
+            ));
+        }
         Ok(Caller { user })
     }
 }

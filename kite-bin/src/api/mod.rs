@@ -72,6 +72,12 @@ pub struct ApiArgs {
     /// Repeat it for several. Without it, the peer's address counts.
     #[arg(long = "trusted-proxy", value_name = "CIDR", value_parser = parse_net)]
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// For trials on loopback only: on a platform without an admin, the first
+    /// account to sign up becomes its admin (`kite demo` does this). Without
+    /// it, the first admin is the account of `KitePlatform.spec.signup.adminEmail`,
+    /// and nobody else may sign up until it exists.
+    #[arg(long)]
+    pub first_signup_is_admin: bool,
     /// Print the OpenAPI document and exit (no cluster needed).
     #[arg(long)]
     pub openapi: bool,
@@ -91,6 +97,8 @@ pub struct Options {
     pub secure_cookies: bool,
     /// The proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// On a platform without an admin, the first sign-up becomes the admin (trials on loopback only).
+    pub first_signup_is_admin: bool,
 }
 
 /// The largest request body the API reads.
@@ -102,7 +110,8 @@ pub async fn state(client: kube::Client, namespace: &str, options: Options) -> a
         .await
         .with_context(|| format!("reading the session key Secret in the namespace {namespace}"))?;
     let sessions = Sessions::new(&key, options.secure_cookies).context("reading the session key")?;
-    let state = AppState::new(client, namespace, sessions, options.trusted_proxies);
+    let first_signup_is_admin = options.first_signup_is_admin;
+    let state = AppState::new(client, namespace, sessions, options.trusted_proxies, first_signup_is_admin);
     if !state.users.wait_synced(Duration::from_secs(30)).await {
         tracing::warn!("the user cache is not filled after 30 s; the API answers 503 until it is");
     }
@@ -185,7 +194,11 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let client = crate::cluster::connect(args.kubeconfig.as_ref()).await?;
-    let options = Options { secure_cookies: args.secure_cookies, trusted_proxies: args.trusted_proxies.clone() };
+    let options = Options {
+        secure_cookies: args.secure_cookies,
+        trusted_proxies: args.trusted_proxies.clone(),
+        first_signup_is_admin: args.first_signup_is_admin,
+    };
     let state = state(client, &args.namespace, options).await?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await

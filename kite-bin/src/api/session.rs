@@ -58,6 +58,11 @@ pub struct Claims {
     pub exp: i64,
     /// The CSRF secret of this session.
     pub csrf: String,
+    /// The user's `sessionGeneration` when this session began: once the user
+    /// signs out everywhere or changes the password, the generation grows
+    /// and this session is refused.
+    #[serde(default)]
+    pub generation: u32,
 }
 
 /// Issues and checks session tokens.
@@ -121,14 +126,16 @@ impl Sessions {
         ))
     }
 
-    /// A token for the user named `subject`, valid for `ttl_minutes`.
-    pub fn issue(&self, subject: &str, ttl_minutes: u32) -> Result<Issued, ApiError> {
+    /// A token for the user named `subject`, of session generation
+    /// `generation`, valid for `ttl_minutes`.
+    pub fn issue(&self, subject: &str, generation: u32, ttl_minutes: u32) -> Result<Issued, ApiError> {
         let now = jiff::Timestamp::now().as_second();
         let claims = Claims {
             sub: subject.to_string(),
             iat: now,
             exp: now + i64::from(ttl_minutes) * 60,
             csrf: random_token(24),
+            generation,
         };
         let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
             .map_err(|error| ApiError::internal("signing a session token", error))?;
@@ -194,7 +201,7 @@ mod tests {
     #[test]
     fn a_token_verifies_only_with_its_key_and_only_until_it_expires() {
         let sessions = Sessions::new(&[7u8; 64], false).unwrap();
-        let issued = sessions.issue("ku-1", 5).unwrap();
+        let issued = sessions.issue("ku-1", 0, 5).unwrap();
         assert_eq!(sessions.verify(&issued.token), Some(issued.claims.clone()));
         assert_eq!(Sessions::new(&[8u8; 64], false).unwrap().verify(&issued.token), None);
         let mut tampered = issued.token.clone();

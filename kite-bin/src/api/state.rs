@@ -55,6 +55,8 @@ pub struct Inner {
     pub reservations: Reservations,
     /// The proxies whose `X-Forwarded-For` names the client.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// On a platform without an admin, the first sign-up becomes the admin (`kite demo`).
+    pub first_signup_is_admin: bool,
     /// One lock per user, held while creating machines, so a per-user limit cannot be raced past.
     creating: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
@@ -72,7 +74,13 @@ fn lowercase(value: &str) -> Vec<String> {
 
 impl AppState {
     /// Starts the caches and assembles the state; reservations are kept in `namespace`.
-    pub fn new(client: Client, namespace: &str, sessions: Sessions, trusted_proxies: Vec<ipnet::IpNet>) -> Self {
+    pub fn new(
+        client: Client,
+        namespace: &str,
+        sessions: Sessions,
+        trusted_proxies: Vec<ipnet::IpNet>,
+        first_signup_is_admin: bool,
+    ) -> Self {
         let users = Cache::start(
             Api::<KiteUser>::all(client.clone()),
             vec![
@@ -110,6 +118,7 @@ impl AppState {
             hashing: Hashing::for_this_machine(),
             reservations,
             trusted_proxies,
+            first_signup_is_admin,
             creating: Mutex::new(HashMap::new()),
         }))
     }
@@ -128,6 +137,11 @@ impl AppState {
     pub fn creation_lock(&self, user: &str) -> Arc<tokio::sync::Mutex<()>> {
         let mut locks = self.creating.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         locks.entry(user.to_string()).or_default().clone()
+    }
+
+    /// Whether some user is an admin now.
+    pub fn has_admin(&self) -> bool {
+        self.users.all().iter().any(|user| user.spec.access_level == kite_core::api::AccessLevel::Admin)
     }
 
     /// Whether every cache has its first list.

@@ -155,7 +155,13 @@ pub async fn run_until(
     });
 
     // The API and the web UI.
-    let state = crate::api::state(client.clone(), "kite", crate::api::Options::default()).await?;
+    let state = crate::api::state(
+        client.clone(),
+        "kite",
+        // The demo listens on loopback only: its first account is its admin.
+        crate::api::Options { first_signup_is_admin: true, ..crate::api::Options::default() },
+    )
+    .await?;
     let http_listener = tokio::net::TcpListener::bind(args.http)
         .await
         .with_context(|| format!("listening on {} for the web UI", args.http))?;

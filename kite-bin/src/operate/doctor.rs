@@ -22,7 +22,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
-use kite_core::api::{KitePlatform, PLATFORM_NAME};
+use kite_core::api::{AccessLevel, KitePlatform, KiteUser, PLATFORM_NAME};
 use kite_core::reconcile::apply::contains;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::core::GroupVersionKind;
@@ -80,6 +80,7 @@ pub async fn checks(client: &Client, namespace: &str) -> anyhow::Result<Vec<Chec
     let platform = Api::<KitePlatform>::all(client.clone()).get_opt(PLATFORM_NAME).await.ok().flatten();
     checks.extend(deployments(client, namespace, platform.as_ref()).await?);
     checks.extend(platform_checks(platform.as_ref()));
+    checks.push(admin(client, platform.as_ref()).await);
     checks.extend(namespaces(client).await?);
     checks.extend(api_services(client).await?);
     checks.extend(webhooks(client).await?);
@@ -208,6 +209,36 @@ fn platform_checks(platform: Option<&KitePlatform>) -> Vec<Check> {
         )
     };
     vec![installation, images]
+}
+
+/// Whether the platform has an admin, or names the email of its first one:
+/// without either, the API takes no sign-up at all.
+async fn admin(client: &Client, platform: Option<&KitePlatform>) -> Check {
+    let users = match Api::<KiteUser>::all(client.clone()).list(&ListParams::default()).await {
+        Ok(users) => users,
+        Err(error) => {
+            return Check::warn(
+                "admin",
+                format!("not checked: the KiteUsers could not be listed ({error})"),
+                "kite install (the CRDs), then kite doctor again",
+            );
+        }
+    };
+    let admins = users.items.iter().filter(|u| u.spec.access_level == AccessLevel::Admin).count();
+    let named = platform.and_then(|p| p.spec.signup.admin_email.clone());
+    match (admins, named) {
+        (0, Some(email)) => Check::warn(
+            "admin",
+            format!("none yet: sign-up waits for {email} to sign up first"),
+            "sign up with that email on the web page",
+        ),
+        (0, None) => Check::warn(
+            "admin",
+            "none, and KitePlatform spec.signup.adminEmail names none: nobody can sign up",
+            r#"kubectl patch kiteplatform kite --type merge -p '{"spec":{"signup":{"adminEmail":"you@example.org"}}}'"#,
+        ),
+        (count, _) => Check::ok("admin", format!("{count} admin account(s)")),
+    }
 }
 
 async fn namespaces(client: &Client) -> anyhow::Result<Vec<Check>> {

@@ -33,7 +33,7 @@ pub fn page(title: &str, viewer: Option<&Caller>, content: Markup) -> Markup {
                             }
                         }
                         div.who {
-                            span { (viewer.user.spec.username) " (" (level_name(viewer.level())) ")" }
+                            a href="/account" { (viewer.user.spec.username) " (" (level_name(viewer.level())) ")" }
                             button.link type="button" data-action="POST /api/v1/auth/logout" data-then="/login" { "Sign out" }
                         }
                     }

@@ -7,6 +7,7 @@
 //! a page marked `data-live` from `/fragments/...`, which the server renders
 //! with the same code as the page, so there is one renderer.
 
+mod account_page;
 mod admin_pages;
 mod auth_pages;
 mod dashboard;
@@ -53,6 +54,7 @@ pub fn router() -> Router<AppState> {
         .route("/login", get(auth_pages::login).post(auth_pages::login_form))
         .route("/signup", get(auth_pages::signup).post(auth_pages::signup_form))
         .route("/vms/{name}", get(vm_page::page_handler))
+        .route("/account", get(account_page::page_handler))
         .route("/admin", get(|| async { Redirect::to("/admin/users") }))
         .route("/admin/users", get(admin_pages::users))
         .route("/admin/vms", get(admin_pages::vms))

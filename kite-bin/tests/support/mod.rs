@@ -63,8 +63,19 @@ impl Platform {
         Self::start_with(&[]).await
     }
 
-    /// [`Platform::start`], with more arguments for `kite api`.
+    /// [`Platform::start`], with more arguments for `kite api`. As in
+    /// `kite demo`, the first account to sign up is the admin.
     pub async fn start_with(extra: &[&str]) -> Self {
+        Self::launch(extra, true).await
+    }
+
+    /// [`Platform::start`] as deployed: the first admin is the account of
+    /// `KitePlatform.spec.signup.adminEmail` (none is set here).
+    pub async fn start_as_deployed() -> Self {
+        Self::launch(&[], false).await
+    }
+
+    async fn launch(extra: &[&str], first_signup_is_admin: bool) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let server = FakeApiServer::new().unwrap();
         for crd in kite_core::api::crds() {
@@ -84,6 +95,7 @@ impl Platform {
             .args(["api", "--kubeconfig", kubeconfig.to_str().unwrap(), "--namespace", "kite"])
             .args(["--listen", &format!("127.0.0.1:{port}")])
             .args(extra)
+            .args(first_signup_is_admin.then_some("--first-signup-is-admin"))
             .env("RUST_LOG", std::env::var("KITE_API_LOG").unwrap_or_else(|_| "warn".into()))
             .stdin(Stdio::null())
             .stdout(Stdio::null())

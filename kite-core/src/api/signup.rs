@@ -15,6 +15,12 @@ pub struct SignupSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 10000), inner(length(min = 3, max = 254)))]
     pub invited_emails: Vec<String>,
+    /// The email of the platform's first admin: while the platform has no
+    /// admin, the account that signs up with it becomes one (whatever the
+    /// mode), and nobody else may sign up until it has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 3, max = 254))]
+    pub admin_email: Option<String>,
     /// Sign-ups from one client address (an IPv6 client is its /64) per hour.
     #[serde(default = "default_per_address_per_hour")]
     #[schemars(range(min = 1, max = 10000))]
@@ -38,6 +44,7 @@ impl Default for SignupSpec {
         Self {
             mode: SignupMode::default(),
             invited_emails: Vec::new(),
+            admin_email: None,
             per_address_per_hour: default_per_address_per_hour(),
             per_hour: default_per_hour(),
         }
@@ -58,11 +65,21 @@ impl SignupSpec {
     /// assert!(!spec.admits("eve@example.org"));
     /// ```
     pub fn admits(&self, email: &str) -> bool {
+        if self.names_admin(email) {
+            return true;
+        }
         match self.mode {
             SignupMode::Open => true,
             SignupMode::Invited => self.invited_emails.iter().any(|invited| invited.trim().eq_ignore_ascii_case(email)),
             SignupMode::Closed => false,
         }
+    }
+}
+
+impl SignupSpec {
+    /// Whether `email` is the one `adminEmail` names (any case).
+    pub fn names_admin(&self, email: &str) -> bool {
+        self.admin_email.as_deref().is_some_and(|admin| admin.trim().eq_ignore_ascii_case(email.trim()))
     }
 }
 

@@ -65,6 +65,12 @@ pub struct KiteUserSpec {
         )
     )]
     pub ssh_authorized_keys: Vec<String>,
+    /// Sessions carry the generation they were signed in under; "sign out
+    /// everywhere" and a password change raise it, and every session of an
+    /// older generation is refused from then on. It only grows.
+    #[serde(rename = "sessionGeneration", default)]
+    #[x_kube(validation = Rule::new("self >= oldSelf").message("sessionGeneration only grows: lowering it would bring signed-out sessions back"))]
+    pub session_generation: u32,
 }
 
 /// What the tenant reconciler observed of a user.

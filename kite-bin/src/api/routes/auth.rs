@@ -59,14 +59,15 @@ pub struct SessionResponse {
 }
 
 /// Issues a session for `user` and answers with its cookies.
-fn start_session(
+pub(crate) fn start_session(
     state: &AppState,
     headers: &HeaderMap,
     user: &KiteUser,
     message: &str,
 ) -> ApiResult<(CookieJar, Json<SessionResponse>)> {
     let ttl = state.platform_spec().access_token_ttl_minutes;
-    let issued = state.sessions.issue(user.metadata.name.as_deref().unwrap_or_default(), ttl)?;
+    let name = user.metadata.name.as_deref().unwrap_or_default();
+    let issued = state.sessions.issue(name, user.spec.session_generation, ttl)?;
     let secure = state.sessions.secure_for(headers);
     let jar = state.sessions.cookies(&issued, ttl, secure).into_iter().fold(CookieJar::new(), CookieJar::add);
     let expires_at = jiff::Timestamp::from_second(issued.claims.exp).map(|t| t.to_string()).unwrap_or_default();
@@ -83,12 +84,15 @@ fn start_session(
     ))
 }
 
-/// Creates an account and signs it in. The first account of the platform
-/// is an admin; every later one starts read-only until a manager raises it.
+/// Creates an account and signs it in. While the platform has no admin,
+/// the account of `KitePlatform.spec.signup.adminEmail` becomes its admin
+/// and nobody else may sign up; every other account starts read-only until
+/// a manager raises it. (With `--first-signup-is-admin`, as in `kite demo`,
+/// the platform's first account is its admin.)
 #[utoipa::path(post, path = "/auth/signup", tag = "auth", request_body = SignupRequest,
     responses(
         (status = 201, description = "Created and signed in", body = SessionResponse),
-        (status = 403, description = "Sign-up is by invitation or closed, and this email is not invited", body = ErrorBody),
+        (status = 403, description = "Sign-up is by invitation or closed and this email is not invited, or the platform's admin has not signed up yet", body = ErrorBody),
         (status = 409, description = "The email or username is taken", body = ErrorBody),
         (status = 422, description = "A field is not valid", body = ErrorBody),
         (status = 429, description = "Too many sign-ups from this address, or from everyone, this hour", body = ErrorBody),
@@ -104,6 +108,14 @@ pub async fn signup(
     let email = validate::email(&request.email)?;
     validate::password("password", &request.password)?;
     let rules = state.platform_spec().signup;
+    let has_admin = state.has_admin();
+    let becomes_admin = !has_admin && rules.names_admin(&email);
+    if !has_admin && !becomes_admin && !state.first_signup_is_admin {
+        tracing::warn!("a sign-up was refused: the platform has no admin yet (KitePlatform spec.signup.adminEmail)");
+        return Err(ApiError::forbidden(
+            "this platform is not open yet: its administrator has not signed up; try again later",
+        ));
+    }
     if !rules.admits(&email) {
         return Err(ApiError::forbidden(match rules.mode {
             SignupMode::Closed => "sign-up is closed on this platform; ask an admin for an account",
@@ -137,7 +149,9 @@ pub async fn signup(
             .take(Kind::Username, &username_key)
             .await
             .map_err(|r| r.answer("reserving a username", "this username is taken; choose another"))?;
-        let level = if state.users.is_empty() {
+        let level = if becomes_admin {
+            AccessLevel::Admin
+        } else if state.first_signup_is_admin && state.users.is_empty() {
             match claims.take(Kind::FirstAdmin, "").await {
                 Ok(()) => AccessLevel::Admin,
                 Err(Refusal::Taken) => AccessLevel::ReadOnly,
@@ -157,6 +171,7 @@ pub async fn signup(
                 profile_image: String::new(),
                 access_level: level,
                 ssh_authorized_keys: Vec::new(),
+                session_generation: 0,
             },
         );
         Api::<KiteUser>::all(state.client.clone())

@@ -1,6 +1,7 @@
 //! The handlers of `/api/v1`, one module per area, and the router that
 //! serves them and documents them in OpenAPI.
 
+pub mod account;
 pub mod admin_machines;
 pub mod admin_settings;
 pub mod admin_users;
@@ -24,6 +25,8 @@ pub fn api() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(auth::login))
         .routes(routes!(auth::logout))
         .routes(routes!(auth::me))
+        .routes(routes!(account::logout_everywhere))
+        .routes(routes!(account::change_password))
         .routes(routes!(vms::list, vms::create))
         .routes(routes!(vms::get, vms::patch, vms::delete))
         .routes(routes!(vms::start))
