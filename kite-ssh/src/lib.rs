@@ -34,6 +34,7 @@ mod slot;
 mod static_backend;
 #[cfg(test)]
 mod tests;
+mod unauthenticated;
 mod upstream;
 
 pub use error::Error;

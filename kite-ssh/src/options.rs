@@ -54,6 +54,9 @@ pub struct RouterOptions {
     pub keepalive_interval: Option<Duration>,
     /// Connections served at once; more are refused at accept.
     pub max_connections: usize,
+    /// Connections from one source (an address, or an IPv6 /64) that have
+    /// not authenticated yet; more are closed at once.
+    pub max_unauthenticated_per_source: usize,
     /// Authentication attempts per connection.
     pub max_auth_attempts: usize,
     /// The delay after a failed authentication (the first `none` probe is never delayed).
@@ -79,6 +82,7 @@ impl Default for RouterOptions {
             idle_timeout: Some(Duration::from_secs(3600)),
             keepalive_interval: Some(Duration::from_secs(30)),
             max_connections: 4096,
+            max_unauthenticated_per_source: 16,
             max_auth_attempts: 6,
             rejection_delay: Duration::from_secs(1),
             starting_timeout: Duration::from_secs(90),

@@ -3,7 +3,8 @@
 
 use argon2::password_hash::{PasswordHasher, PasswordVerifier, phc::PasswordHash};
 use argon2::{Algorithm, Argon2, Params, Version};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
+use tokio::sync::Semaphore;
 
 /// Why a password could not be hashed.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +55,43 @@ pub fn verify_dummy(password: &str) {
     if let Some(hash) = DUMMY.get_or_init(|| hash("kite-ssh dummy password").ok()) {
         let _ = verify(password, hash);
     }
+}
+
+/// The bound on verifications at once: one per core. argon2 is deliberately
+/// slow; on the async runtime it would hold up every other connection's
+/// traffic, and unbounded it would let a flood of attempts take every core.
+fn verifications() -> Arc<Semaphore> {
+    static BOUND: OnceLock<Arc<Semaphore>> = OnceLock::new();
+    BOUND.get_or_init(|| Arc::new(Semaphore::new(std::thread::available_parallelism().map_or(1, usize::from)))).clone()
+}
+
+/// Whether `password` matches `hash`, checked on a blocking thread, at most
+/// one per core at a time (others wait their turn). Without a hash, a dummy
+/// verification of the same cost runs and the answer is `false`, so that an
+/// unknown login cannot be told from a wrong password by timing.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let hash = kite_ssh::password::hash_for_tests("pw").unwrap();
+/// assert!(kite_ssh::password::verify_off_runtime("pw", Some(hash)).await);
+/// assert!(!kite_ssh::password::verify_off_runtime("pw", None).await);
+/// # })
+/// ```
+pub async fn verify_off_runtime(password: &str, hash: Option<String>) -> bool {
+    let Ok(permit) = verifications().acquire_owned().await else { return false };
+    let password = password.to_string();
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        match hash {
+            Some(hash) => verify(&password, &hash),
+            None => {
+                verify_dummy(&password);
+                false
+            }
+        }
+    })
+    .await
+    .unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -5,13 +5,13 @@ use crate::backend::Backend;
 use crate::handler::{Connection, Shared};
 use crate::limiter::Limiter;
 use crate::options::RouterOptions;
+use crate::unauthenticated::Unauthenticated;
 use crate::{Error, host_key};
 use russh::keys::PrivateKey;
 use russh::server::Config;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -33,11 +33,17 @@ pub struct Router<B> {
     shared: Arc<Shared<B>>,
     config: Arc<Config>,
     connections: Arc<Semaphore>,
+    unauthenticated: Arc<Unauthenticated>,
 }
 
 impl<B> Clone for Router<B> {
     fn clone(&self) -> Self {
-        Self { shared: self.shared.clone(), config: self.config.clone(), connections: self.connections.clone() }
+        Self {
+            shared: self.shared.clone(),
+            config: self.config.clone(),
+            connections: self.connections.clone(),
+            unauthenticated: self.unauthenticated.clone(),
+        }
     }
 }
 
@@ -61,9 +67,10 @@ impl<B: Backend> Router<B> {
             ..Default::default()
         };
         let connections = Arc::new(Semaphore::new(options.max_connections));
+        let unauthenticated = Unauthenticated::new(options.max_unauthenticated_per_source);
         let limiter = Limiter::new(options.rate_limit.clone());
         let shared = Arc::new(Shared { backend: Arc::new(backend), options: Arc::new(options), limiter });
-        Self { shared, config: Arc::new(config), connections }
+        Self { shared, config: Arc::new(config), connections, unauthenticated }
     }
 
     /// Serves one accepted stream (for embedders that own their listener)
@@ -72,8 +79,11 @@ impl<B: Backend> Router<B> {
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let authenticated = Arc::new(AtomicBool::new(false));
-        let handler = Connection::new(self.shared.clone(), peer, authenticated.clone());
+        let Some(pending) = self.unauthenticated.enter(peer.ip()) else {
+            tracing::warn!(%peer, "refused a connection: its address holds too many that have not signed in");
+            return Ok(());
+        };
+        let handler = Connection::new(self.shared.clone(), peer, pending.clone());
         let handshake = tokio::time::timeout(
             self.shared.options.handshake_timeout,
             russh::server::run_stream(self.config.clone(), stream, handler),
@@ -89,7 +99,7 @@ impl<B: Backend> Router<B> {
         let timeout = self.shared.options.handshake_timeout;
         let watchdog = tokio::spawn(async move {
             tokio::time::sleep(timeout).await;
-            if !authenticated.load(Ordering::SeqCst) {
+            if !pending.is_authenticated() {
                 tracing::info!(%peer, "the client did not authenticate in time");
                 let _ = handle
                     .disconnect(russh::Disconnect::ByApplication, "authentication timed out".into(), "en".into())

@@ -56,18 +56,7 @@ impl Backend for StaticBackend {
 
     async fn check_password(&self, route: &Route, password: &str) -> bool {
         let hash = self.routes.get(&route.id).and_then(|r| r.password_hash.clone());
-        match hash {
-            Some(hash) => tokio::task::spawn_blocking({
-                let password = password.to_string();
-                move || crate::password::verify(&password, &hash)
-            })
-            .await
-            .unwrap_or(false),
-            None => {
-                crate::password::verify_dummy(password);
-                false
-            }
-        }
+        crate::password::verify_off_runtime(password, hash).await
     }
 
     async fn check_public_key(&self, route: &Route, key: &PublicKey) -> bool {

@@ -160,3 +160,44 @@ async fn an_unknown_login_costs_a_password_verification_too() {
         "an unknown login took {unknown:?}, a known one {known:?}: unknown names are told apart by timing"
     );
 }
+
+/// A raw connection to the router, and whether the router greeted it
+/// (`true`: its SSH banner came) or closed it at once (`false`).
+async fn greeted(router: &RunningRouter) -> (tokio::net::TcpStream, bool) {
+    use tokio::io::AsyncReadExt;
+    let mut stream = tokio::net::TcpStream::connect(router.address()).await.unwrap();
+    let mut buffer = [0u8; 64];
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buffer)).await.unwrap().unwrap_or(0);
+    (stream, read > 0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_that_have_not_signed_in_are_capped_per_address_and_signed_in_ones_are_not() {
+    let upstream_key = new_key();
+    let sshd = Sshd::start(upstream_key.public_key());
+    let options =
+        RouterOptions { max_unauthenticated_per_source: 2, rejection_delay: Duration::ZERO, ..test_options() };
+    let router = RunningRouter::start(static_backend(vec![route("alice", &sshd, &upstream_key)]), options).await;
+    // Alice signs in: her connection holds no place.
+    let mut alice = client(&router).await;
+    assert!(matches!(alice.authenticate_password("alice", "secret").await.unwrap(), AuthResult::Success));
+    let (first, greeted_first) = greeted(&router).await;
+    let (_second, greeted_second) = greeted(&router).await;
+    assert!(greeted_first && greeted_second, "two silent connections from one address are served");
+    let (_, greeted_third) = greeted(&router).await;
+    assert!(!greeted_third, "a third one that has not signed in is closed without a banner");
+    // A silent connection that goes gives its place back.
+    drop(first);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_stream, served) = greeted(&router).await;
+        if served {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the freed place was not given back");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Alice's session still works.
+    let channel = alice.channel_open_session().await.unwrap();
+    channel.exec(true, "true").await.unwrap();
+}

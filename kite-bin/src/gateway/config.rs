@@ -52,6 +52,7 @@ struct FallbackEntry {
 #[serde(deny_unknown_fields)]
 struct OptionsEntry {
     max_connections: Option<usize>,
+    max_unauthenticated_per_source: Option<usize>,
     max_auth_attempts: Option<usize>,
     handshake_timeout_seconds: Option<u64>,
     idle_timeout_seconds: Option<u64>,
@@ -206,6 +207,9 @@ pub fn load(path: &Path) -> anyhow::Result<GatewayConfig> {
     let o = &file.options;
     let options = RouterOptions {
         max_connections: o.max_connections.unwrap_or(defaults.max_connections),
+        max_unauthenticated_per_source: o
+            .max_unauthenticated_per_source
+            .unwrap_or(defaults.max_unauthenticated_per_source),
         max_auth_attempts: o.max_auth_attempts.unwrap_or(defaults.max_auth_attempts),
         handshake_timeout: o.handshake_timeout_seconds.map(Duration::from_secs).unwrap_or(defaults.handshake_timeout),
         idle_timeout: o.idle_timeout_seconds.map(Duration::from_secs).or(defaults.idle_timeout),

@@ -158,12 +158,8 @@ impl Backend for KubeBackend {
     }
 
     async fn check_password(&self, route: &Route, password: &str) -> bool {
-        let Some(hash) = self.vm(route).and_then(|vm| vm.spec.ssh_password_hash.clone()) else {
-            crate::password::verify_dummy(password);
-            return false;
-        };
-        let password = password.to_string();
-        tokio::task::spawn_blocking(move || crate::password::verify(&password, &hash)).await.unwrap_or(false)
+        let hash = self.vm(route).and_then(|vm| vm.spec.ssh_password_hash.clone());
+        crate::password::verify_off_runtime(password, hash).await
     }
 
     async fn check_public_key(&self, route: &Route, key: &PublicKey) -> bool {
