@@ -7,8 +7,9 @@ use crate::login_digest::login_digest;
 use crate::options::RouterOptions;
 use crate::slot::{Target, UpstreamSlot};
 use crate::unauthenticated::Pending;
-use crate::upstream::{self, ConnectError, UserHandle};
-use crate::{forward, password, session};
+use crate::upstream::{self, ConnectError};
+use crate::user_side::UserSide;
+use crate::{password, pump, session};
 use russh::keys::{HashAlg, PublicKey};
 use russh::server::{Auth, Msg, PublicKeyOffer, Response, Session, VerifiedPublicKey};
 use russh::{Channel, ChannelId, ChannelOpenFailure, MethodKind, MethodSet, Pty};
@@ -27,7 +28,7 @@ pub(crate) struct Connection<B> {
     shared: Arc<Shared<B>>,
     peer: SocketAddr,
     slot: Option<Arc<UpstreamSlot<B>>>,
-    user: UserHandle,
+    user: Arc<UserSide>,
     pending: Arc<Pending>,
     failures: usize,
 }
@@ -42,7 +43,8 @@ fn reject() -> Auth {
 
 impl<B: Backend> Connection<B> {
     pub(crate) fn new(shared: Arc<Shared<B>>, peer: SocketAddr, pending: Arc<Pending>) -> Self {
-        Self { shared, peer, slot: None, user: UserHandle::default(), pending, failures: 0 }
+        let user = UserSide::new(shared.options.max_channels_per_connection, shared.options.close_grace);
+        Self { shared, peer, slot: None, user, pending, failures: 0 }
     }
 
     fn slot(&self, target: Target) -> UpstreamSlot<B> {
@@ -92,14 +94,7 @@ impl<B: Backend> Connection<B> {
                         host_key: fallback.host_key,
                     };
                     let options = &self.shared.options;
-                    match upstream::connect(
-                        &upstream,
-                        self.user.clone(),
-                        options.connect_timeout,
-                        options.keepalive_interval,
-                    )
-                    .await
-                    {
+                    match upstream::connect(&upstream, self.user.clone(), options).await {
                         Ok(handle) => {
                             let slot = self.slot(Target::Fixed(upstream)).connected(handle);
                             return Ok(self.accept(login, method, slot));
@@ -115,6 +110,15 @@ impl<B: Backend> Connection<B> {
             },
         }
         self.fail(login, method).await
+    }
+
+    /// A place for one more channel, or `None` (logged) when the connection has all it may.
+    fn channel_place(&self) -> Option<crate::user_side::ChannelPlace> {
+        let place = self.user.channel_place();
+        if place.is_none() {
+            tracing::info!(peer = %self.peer, limit = self.shared.options.max_channels_per_connection, "refused a channel: the connection has all the channels it may");
+        }
+        place
     }
 
     async fn key_allowed(&self, login: &str, key: &PublicKey) -> Option<Route> {
@@ -174,7 +178,7 @@ impl<B: Backend> russh::server::Handler for Connection<B> {
     }
 
     async fn auth_succeeded(&mut self, session: &mut Session) -> Result<(), Self::Error> {
-        let _ = self.user.set(session.handle());
+        self.user.signed_in(session.handle());
         self.pending.authenticate();
         Ok(())
     }
@@ -193,8 +197,12 @@ impl<B: Backend> russh::server::Handler for Connection<B> {
             reply.reject(ChannelOpenFailure::AdministrativelyProhibited).await;
             return Ok(());
         };
+        let Some(place) = self.channel_place() else {
+            reply.reject(ChannelOpenFailure::ResourceShortage).await;
+            return Ok(());
+        };
         reply.accept().await;
-        tokio::spawn(session::bridge(channel, slot, session.handle()));
+        tokio::spawn(session::bridge(channel, slot, session.handle(), self.shared.options.clone(), place));
         Ok(())
     }
 
@@ -206,13 +214,18 @@ impl<B: Backend> russh::server::Handler for Connection<B> {
         originator_address: &str,
         originator_port: u32,
         reply: russh::server::ChannelOpenHandle,
-        _session: &mut Session,
+        session: &mut Session,
     ) -> Result<(), Self::Error> {
         let Some(slot) = self.slot.clone() else {
             reply.reject(ChannelOpenFailure::AdministrativelyProhibited).await;
             return Ok(());
         };
+        let Some(place) = self.channel_place() else {
+            reply.reject(ChannelOpenFailure::ResourceShortage).await;
+            return Ok(());
+        };
         let (host, originator) = (host.to_string(), originator_address.to_string());
+        let (user, grace) = (session.handle(), self.shared.options.close_grace);
         tokio::spawn(async move {
             let upstream = match slot.get(None).await {
                 Ok(upstream) => upstream,
@@ -224,7 +237,7 @@ impl<B: Backend> russh::server::Handler for Connection<B> {
             match upstream.channel_open_direct_tcpip(host, port, originator, originator_port).await {
                 Ok(upstream_channel) => {
                     reply.accept().await;
-                    forward::pipe(channel, upstream_channel).await;
+                    pump::pump(channel, upstream_channel, Vec::new(), user, grace, place).await;
                 }
                 Err(error) => {
                     tracing::info!(%error, "the upstream refused a direct-tcpip channel");

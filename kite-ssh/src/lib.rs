@@ -17,8 +17,8 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod backend;
+mod budget;
 mod error;
-mod forward;
 mod handler;
 pub mod host_key;
 #[cfg(feature = "kube")]
@@ -28,6 +28,7 @@ mod login_digest;
 pub mod messages;
 mod options;
 pub mod password;
+mod pump;
 mod router;
 mod session;
 mod slot;
@@ -36,6 +37,7 @@ mod static_backend;
 mod tests;
 mod unauthenticated;
 mod upstream;
+mod user_side;
 
 pub use error::Error;
 pub use options::{Fallback, RateLimit, RouterOptions};

@@ -28,3 +28,11 @@ pub const UPSTREAM_LOGIN_REFUSED: &str = "The machine refused the gateway's logi
 
 /// When the upstream refused to start the command, shell or subsystem.
 pub const START_REFUSED: &str = "The machine refused to start the session.";
+
+/// When a channel held more than its budget before its session started or
+/// its machine was connected.
+pub const TOO_MUCH_BEFORE_START: &str =
+    "This session sent more requests or input before it started than the gateway holds, so it was closed.";
+
+/// When a channel did not ask for a shell, a command or a subsystem in time.
+pub const NOT_STARTED_IN_TIME: &str = "This session did not ask for a shell or a command in time, so it was closed.";

@@ -59,6 +59,23 @@ pub struct RouterOptions {
     pub max_unauthenticated_per_source: usize,
     /// Authentication attempts per connection.
     pub max_auth_attempts: usize,
+    /// Channels one connection may have open at once (sessions and forwards
+    /// alike); more are refused.
+    pub max_channels_per_connection: usize,
+    /// What one session channel may hold, in bytes (input, environment,
+    /// terminal modes, the command), before its machine is connected; past
+    /// it before the session starts the channel is closed, and while the
+    /// machine is connecting its input waits (the client's window closes).
+    pub max_held_bytes: usize,
+    /// Requests one session channel may hold before its machine is
+    /// connected; past it the channel is closed.
+    pub max_held_messages: usize,
+    /// The time a session channel has from opening to asking for a shell, a
+    /// command or a subsystem.
+    pub session_start_timeout: Duration,
+    /// Once one side of a bridged channel has ended (the user's or the
+    /// machine's), the time the other side has to end too before it is let go.
+    pub close_grace: Duration,
     /// The delay after a failed authentication (the first `none` probe is never delayed).
     pub rejection_delay: Duration,
     /// How long the router retries a backend that is `Starting` or refuses connections.
@@ -84,6 +101,11 @@ impl Default for RouterOptions {
             max_connections: 4096,
             max_unauthenticated_per_source: 16,
             max_auth_attempts: 6,
+            max_channels_per_connection: 64,
+            max_held_bytes: 1 << 20,
+            max_held_messages: 256,
+            session_start_timeout: Duration::from_secs(60),
+            close_grace: Duration::from_secs(5),
             rejection_delay: Duration::from_secs(1),
             starting_timeout: Duration::from_secs(90),
             retry_interval: Duration::from_secs(2),

@@ -5,7 +5,8 @@
 use crate::backend::{Backend, Readiness, Route, Upstream};
 use crate::messages;
 use crate::options::RouterOptions;
-use crate::upstream::{self, ConnectError, UpstreamClient, UserHandle};
+use crate::upstream::{self, ConnectError, UpstreamClient};
+use crate::user_side::UserSide;
 use russh::client::Handle;
 use russh::{ChannelId, server};
 use std::sync::Arc;
@@ -27,12 +28,12 @@ pub(crate) struct UpstreamSlot<B> {
     backend: Arc<B>,
     target: Target,
     options: Arc<RouterOptions>,
-    user: UserHandle,
+    user: Arc<UserSide>,
     handle: tokio::sync::Mutex<Option<Arc<Handle<UpstreamClient>>>>,
 }
 
 impl<B: Backend> UpstreamSlot<B> {
-    pub(crate) fn new(backend: Arc<B>, target: Target, options: Arc<RouterOptions>, user: UserHandle) -> Self {
+    pub(crate) fn new(backend: Arc<B>, target: Target, options: Arc<RouterOptions>, user: Arc<UserSide>) -> Self {
         Self { backend, target, options, user, handle: tokio::sync::Mutex::new(None) }
     }
 
@@ -67,13 +68,7 @@ impl<B: Backend> UpstreamSlot<B> {
             };
             let message = match readiness {
                 Readiness::Ready(upstream) => {
-                    let connected = upstream::connect(
-                        &upstream,
-                        self.user.clone(),
-                        self.options.connect_timeout,
-                        self.options.keepalive_interval,
-                    )
-                    .await;
+                    let connected = upstream::connect(&upstream, self.user.clone(), &self.options).await;
                     match connected {
                         Ok(handle) => {
                             tracing::info!(route = %self.describe(), address = %upstream.address, "connected upstream");

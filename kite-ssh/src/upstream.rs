@@ -3,22 +3,20 @@
 //! channels the upstream opens (forwarded ports, agent requests) to the user.
 
 use crate::backend::{HostKeyCheck, Upstream, UpstreamAuth};
-use crate::forward;
+use crate::options::RouterOptions;
+use crate::pump::pump;
+use crate::user_side::UserSide;
 use russh::client::{self, AuthResult, Handle, Session};
 use russh::keys::{HashAlg, PrivateKeyWithHashAlg, PublicKeyOrCertificate};
 use russh::{Channel, ChannelOpenFailure, server};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
-
-/// The user's connection, for channels the upstream opens toward the user.
-pub(crate) type UserHandle = Arc<OnceLock<server::Handle>>;
 
 /// The client handler of one upstream connection.
 pub(crate) struct UpstreamClient {
     host_key: HostKeyCheck,
     mismatch: Arc<AtomicBool>,
-    user: UserHandle,
+    user: Arc<UserSide>,
 }
 
 impl client::Handler for UpstreamClient {
@@ -85,14 +83,23 @@ impl UpstreamClient {
         F: FnOnce(server::Handle) -> Fut + Send + 'static,
         Fut: std::future::Future<Output = Result<Channel<server::Msg>, russh::Error>> + Send,
     {
-        let Some(user) = self.user.get().cloned() else {
+        let Some(user) = self.user.handle() else {
             reply.reject(ChannelOpenFailure::ConnectFailed).await;
             return;
         };
+        let Some(place) = self.user.channel_place() else {
+            tracing::info!(
+                channel = what,
+                "refused a channel the upstream opened: the connection has all the channels it may"
+            );
+            reply.reject(ChannelOpenFailure::ResourceShortage).await;
+            return;
+        };
         reply.accept().await;
+        let grace = self.user.close_grace;
         tokio::spawn(async move {
-            match open(user).await {
-                Ok(user_channel) => forward::pipe(user_channel, channel).await,
+            match open(user.clone()).await {
+                Ok(user_channel) => pump(user_channel, channel, Vec::new(), user, grace, place).await,
                 Err(error) => {
                     tracing::debug!(%error, channel = what, "the user refused a channel the upstream opened");
                     let _ = channel.close().await;
@@ -116,15 +123,16 @@ pub(crate) enum ConnectError {
 /// Connects and logs in to `upstream`.
 pub(crate) async fn connect(
     upstream: &Upstream,
-    user: UserHandle,
-    connect_timeout: Duration,
-    keepalive: Option<Duration>,
+    user: Arc<UserSide>,
+    options: &RouterOptions,
 ) -> Result<Handle<UpstreamClient>, ConnectError> {
+    let connect_timeout = options.connect_timeout;
     let mismatch = Arc::new(AtomicBool::new(false));
     let handler = UpstreamClient { host_key: upstream.host_key.clone(), mismatch: mismatch.clone(), user };
     let config = Arc::new(client::Config {
-        inactivity_timeout: None,
-        keepalive_interval: keepalive,
+        // A machine that stops answering, keepalives included, is let go.
+        inactivity_timeout: options.idle_timeout,
+        keepalive_interval: options.keepalive_interval,
         nodelay: true,
         ..Default::default()
     });

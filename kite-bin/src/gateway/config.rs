@@ -54,7 +54,9 @@ struct OptionsEntry {
     max_connections: Option<usize>,
     max_unauthenticated_per_source: Option<usize>,
     max_auth_attempts: Option<usize>,
+    max_channels_per_connection: Option<usize>,
     handshake_timeout_seconds: Option<u64>,
+    session_start_timeout_seconds: Option<u64>,
     idle_timeout_seconds: Option<u64>,
     starting_timeout_seconds: Option<u64>,
     banner: Option<String>,
@@ -211,6 +213,11 @@ pub fn load(path: &Path) -> anyhow::Result<GatewayConfig> {
             .max_unauthenticated_per_source
             .unwrap_or(defaults.max_unauthenticated_per_source),
         max_auth_attempts: o.max_auth_attempts.unwrap_or(defaults.max_auth_attempts),
+        max_channels_per_connection: o.max_channels_per_connection.unwrap_or(defaults.max_channels_per_connection),
+        session_start_timeout: o
+            .session_start_timeout_seconds
+            .map(Duration::from_secs)
+            .unwrap_or(defaults.session_start_timeout),
         handshake_timeout: o.handshake_timeout_seconds.map(Duration::from_secs).unwrap_or(defaults.handshake_timeout),
         idle_timeout: o.idle_timeout_seconds.map(Duration::from_secs).or(defaults.idle_timeout),
         starting_timeout: o.starting_timeout_seconds.map(Duration::from_secs).unwrap_or(defaults.starting_timeout),
