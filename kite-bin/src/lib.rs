@@ -35,6 +35,7 @@ mod demo;
 pub mod gateway;
 mod hash_password;
 pub mod manifests;
+mod net_arg;
 pub mod operate;
 mod probes;
 mod signal;

@@ -69,6 +69,14 @@ fn a_bad_config_names_the_key_and_line_and_nothing_starts() {
     let message = refused(dir.path(), &missing_file);
     assert!(message.contains("gateway.toml:8: route.upstream_key") && message.contains("nowhere"), "{message}");
 
+    let bad_proxy =
+        format!("{head}{good_route}\n[options]\nproxy_protocol_from = [\"10.0.0.0/8\", \"the balancer\"]\n");
+    let message = refused(dir.path(), &bad_proxy);
+    assert!(
+        message.contains("gateway.toml:12: options.proxy_protocol_from") && message.contains("'the balancer'"),
+        "{message}"
+    );
+
     let bad_hash =
         format!("{head}{}", good_route.replace("$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaA", "plaintext"));
     let message = refused(dir.path(), &bad_hash);

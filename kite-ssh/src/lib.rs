@@ -28,6 +28,7 @@ mod login_digest;
 pub mod messages;
 mod options;
 pub mod password;
+mod proxy_protocol;
 mod pump;
 mod router;
 mod session;

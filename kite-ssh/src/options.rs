@@ -86,6 +86,11 @@ pub struct RouterOptions {
     pub connect_timeout: Duration,
     /// Failed-login limits.
     pub rate_limit: RateLimit,
+    /// Sources (load balancers) whose connections start with a PROXY
+    /// protocol v2 header naming the client's address: from them the header
+    /// is required, and the client's address it names is the one limits and
+    /// logs use. Connections from anywhere else are taken as they come.
+    pub proxy_protocol_from: Vec<ipnet::IpNet>,
     /// Where unmatched logins go; `None` refuses them.
     pub fallback: Option<Fallback>,
     /// A text shown before authentication, if any.
@@ -111,6 +116,7 @@ impl Default for RouterOptions {
             retry_interval: Duration::from_secs(2),
             connect_timeout: Duration::from_secs(10),
             rate_limit: RateLimit::default(),
+            proxy_protocol_from: Vec::new(),
             fallback: None,
             banner: None,
         }

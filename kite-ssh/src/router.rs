@@ -6,7 +6,7 @@ use crate::handler::{Connection, Shared};
 use crate::limiter::Limiter;
 use crate::options::RouterOptions;
 use crate::unauthenticated::Unauthenticated;
-use crate::{Error, host_key};
+use crate::{Error, host_key, proxy_protocol};
 use russh::keys::PrivateKey;
 use russh::server::Config;
 use std::future::Future;
@@ -75,10 +75,31 @@ impl<B: Backend> Router<B> {
 
     /// Serves one accepted stream (for embedders that own their listener)
     /// until the client disconnects.
-    pub async fn serve_stream<S>(&self, stream: S, peer: SocketAddr) -> Result<(), Error>
+    ///
+    /// From a source named in [`RouterOptions::proxy_protocol_from`], the
+    /// stream must start with a PROXY protocol v2 header, and `peer` is
+    /// replaced by the client's address it names.
+    pub async fn serve_stream<S>(&self, mut stream: S, peer: SocketAddr) -> Result<(), Error>
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
+        let options = &self.shared.options;
+        let peer = if options.proxy_protocol_from.iter().any(|net| net.contains(&peer.ip())) {
+            let header = proxy_protocol::client_address(&mut stream, peer);
+            match tokio::time::timeout(options.handshake_timeout, header).await {
+                Ok(Ok(client)) => client,
+                Ok(Err(error)) => {
+                    tracing::warn!(%peer, %error, "refused a connection from a load balancer");
+                    return Ok(());
+                }
+                Err(_) => {
+                    tracing::warn!(%peer, "a load balancer sent no PROXY protocol header in time");
+                    return Ok(());
+                }
+            }
+        } else {
+            peer
+        };
         let Some(pending) = self.unauthenticated.enter(peer.ip()) else {
             tracing::warn!(%peer, "refused a connection: its address holds too many that have not signed in");
             return Ok(());

@@ -201,3 +201,46 @@ async fn connections_that_have_not_signed_in_are_capped_per_address_and_signed_i
     let channel = alice.channel_open_session().await.unwrap();
     channel.exec(true, "true").await.unwrap();
 }
+
+/// A client behind a load balancer that speaks the PROXY protocol v2: the
+/// header naming `client_address`, then SSH over the same connection.
+async fn through_load_balancer(router: &RunningRouter, client_address: &str) -> client::Handle<AnyHostKey> {
+    use ppp::v2::{Builder, Command, Protocol, Version};
+    use tokio::io::AsyncWriteExt;
+    let mut stream = tokio::net::TcpStream::connect(router.address()).await.unwrap();
+    let source: std::net::SocketAddr = client_address.parse().unwrap();
+    let header = Builder::with_addresses(Version::Two | Command::Proxy, Protocol::Stream, (source, router.address()))
+        .build()
+        .unwrap();
+    stream.write_all(&header).await.unwrap();
+    client::connect_stream(Arc::new(client::Config::default()), stream, AnyHostKey).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_load_balancer_each_client_is_limited_by_the_address_its_proxy_header_names() {
+    let upstream_key = new_key();
+    let sshd = Sshd::start(upstream_key.public_key());
+    let options = RouterOptions {
+        proxy_protocol_from: vec!["127.0.0.1/32".parse().unwrap()],
+        rate_limit: RateLimit { failures_per_address: 2, failures_per_login: 100, ..RateLimit::default() },
+        rejection_delay: Duration::ZERO,
+        ..test_options()
+    };
+    let router = RunningRouter::start(static_backend(vec![route("alice", &sshd, &upstream_key)]), options).await;
+    // Mallory guesses from 203.0.113.7 until her address is banned.
+    let mut mallory = through_load_balancer(&router, "203.0.113.7:40000").await;
+    for _ in 0..2 {
+        assert!(matches!(mallory.authenticate_password("alice", "guess").await.unwrap(), AuthResult::Failure { .. }));
+    }
+    let mut again = through_load_balancer(&router, "203.0.113.7:40001").await;
+    assert!(
+        matches!(again.authenticate_password("alice", "secret").await.unwrap(), AuthResult::Failure { .. }),
+        "the banned address got in"
+    );
+    // Alice comes through the same load balancer from her own address and is not banned.
+    let mut alice = through_load_balancer(&router, "198.51.100.9:50000").await;
+    assert!(matches!(alice.authenticate_password("alice", "secret").await.unwrap(), AuthResult::Success));
+    // The load balancer must send the header: a connection from it without one is refused.
+    let plain = client::connect(Arc::new(client::Config::default()), router.address(), AnyHostKey).await;
+    assert!(plain.is_err(), "a connection from the load balancer without a header was served");
+}

@@ -70,7 +70,7 @@ pub struct ApiArgs {
     /// A proxy in front of the API (an ingress controller), as an address or
     /// CIDR, whose `X-Forwarded-For` names the client for the sign-in limits.
     /// Repeat it for several. Without it, the peer's address counts.
-    #[arg(long = "trusted-proxy", value_name = "CIDR", value_parser = parse_net)]
+    #[arg(long = "trusted-proxy", value_name = "CIDR", value_parser = crate::net_arg::parse_net)]
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// For trials on loopback only: on a platform without an admin, the first
     /// account to sign up becomes its admin (`kite demo` does this). Without
@@ -81,13 +81,6 @@ pub struct ApiArgs {
     /// Print the OpenAPI document and exit (no cluster needed).
     #[arg(long)]
     pub openapi: bool,
-}
-
-/// An address (`10.0.0.1`) or a network (`10.42.0.0/16`).
-fn parse_net(text: &str) -> Result<ipnet::IpNet, String> {
-    text.parse::<ipnet::IpNet>()
-        .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
-        .map_err(|_| format!("'{text}' is not an address or a CIDR such as 10.42.0.0/16"))
 }
 
 /// How `kite api` treats the requests it gets.

@@ -59,6 +59,8 @@ struct OptionsEntry {
     session_start_timeout_seconds: Option<u64>,
     idle_timeout_seconds: Option<u64>,
     starting_timeout_seconds: Option<u64>,
+    #[serde(default)]
+    proxy_protocol_from: Vec<Spanned<String>>,
     banner: Option<String>,
 }
 
@@ -222,6 +224,14 @@ pub fn load(path: &Path) -> anyhow::Result<GatewayConfig> {
         idle_timeout: o.idle_timeout_seconds.map(Duration::from_secs).or(defaults.idle_timeout),
         starting_timeout: o.starting_timeout_seconds.map(Duration::from_secs).unwrap_or(defaults.starting_timeout),
         banner: o.banner.clone(),
+        proxy_protocol_from: o
+            .proxy_protocol_from
+            .iter()
+            .map(|text| {
+                crate::net_arg::parse_net(text.get_ref())
+                    .map_err(|message| anyhow::anyhow!("{}: {message}", source.at(text, "options.proxy_protocol_from")))
+            })
+            .collect::<anyhow::Result<_>>()?,
         fallback,
         ..defaults
     };

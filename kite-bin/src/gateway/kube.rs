@@ -54,7 +54,8 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<()> {
     });
     tracing::info!(%address, %http, "kite gateway listening, routing to the cluster's machines");
     eprintln!("kite gateway listening on {address}");
-    let router = Router::new(backend, host_key, RouterOptions::default());
+    let options = RouterOptions { proxy_protocol_from: args.proxy_protocol_from.clone(), ..RouterOptions::default() };
+    let router = Router::new(backend, host_key, options);
     router.serve(listener, crate::signal::shutdown()).await?;
     Ok(())
 }

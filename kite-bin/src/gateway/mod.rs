@@ -49,6 +49,11 @@ pub struct GatewayArgs {
     /// account Kite's cloud-init creates), for golden images whose gateway account is fixed.
     #[arg(long, requires = "kube")]
     pub upstream_user: Option<String>,
+    /// With --kube: a load balancer (address or CIDR; repeatable) whose connections start with a
+    /// PROXY protocol v2 header naming the client; the header is then required from it, and the
+    /// client's address is the one limits and logs use.
+    #[arg(long = "proxy-protocol-from", value_name = "CIDR", value_parser = crate::net_arg::parse_net, requires = "kube")]
+    pub proxy_protocol_from: Vec<ipnet::IpNet>,
 }
 
 /// The default name of the Secret holding the gateway's host key.
