@@ -406,3 +406,63 @@ async fn the_gateway_may_read_each_machines_key_secret_and_no_other_secret() {
     assert!(cluster.server.denials().is_empty(), "the controller was refused nothing: {:?}", cluster.server.denials());
     cluster.stop().await;
 }
+
+/// The IPv4 ranges the machines' egress policy in `namespace` refuses.
+async fn refused_egress(cluster: &Cluster, namespace: &str) -> Option<Vec<String>> {
+    let policies = Api::<NetworkPolicy>::namespaced(cluster.client.clone(), namespace);
+    let egress = serde_json::to_value(policies.get_opt("kite-allow-vm-egress").await.unwrap()?).unwrap();
+    let except = egress["spec"]["egress"][1]["to"][0]["ipBlock"]["except"].as_array()?.clone();
+    Some(except.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+}
+
+#[tokio::test]
+async fn machines_are_kept_from_the_nodes_and_the_api_server_as_their_addresses_change() {
+    use k8s_openapi::api::core::v1::Node;
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    let mut cluster = Cluster::new().await;
+    let nodes: Api<Node> = Api::all(cluster.client.clone());
+    let node: Node = serde_json::from_value(json!({"metadata": {"name": "public-node"}})).unwrap();
+    nodes.create(&Default::default(), &node).await.unwrap();
+    let addresses = |external: &str| {
+        json!({"status": {"addresses": [
+            {"type": "InternalIP", "address": "10.0.0.5"},
+            {"type": "ExternalIP", "address": external},
+            {"type": "Hostname", "address": "public-node"}
+        ]}})
+    };
+    let status = Patch::Merge(addresses("203.0.113.10"));
+    nodes.patch_status("public-node", &PatchParams::default(), &status).await.unwrap();
+    if Api::<Namespace>::all(cluster.client.clone()).get_opt("default").await.unwrap().is_none() {
+        cluster.create_namespace("default", false).await;
+    }
+    let slice: EndpointSlice = serde_json::from_value(json!({
+        "metadata": {"name": "kubernetes", "labels": {"kubernetes.io/service-name": "kubernetes"}},
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": ["198.51.100.20"]}],
+        "ports": [{"name": "https", "port": 6443, "protocol": "TCP"}]
+    }))
+    .unwrap();
+    Api::<EndpointSlice>::namespaced(cluster.client.clone(), "default")
+        .create(&Default::default(), &slice)
+        .await
+        .unwrap();
+    cluster.run();
+    let ns = cluster.create_user(a_user("hana")).await.spec.namespace;
+    let refused = eventually(WITHIN, "the egress policy to refuse the node and the API server", || async {
+        let refused = refused_egress(&cluster, &ns).await?;
+        (refused.iter().any(|r| r == "203.0.113.10/32") && refused.iter().any(|r| r == "198.51.100.20/32"))
+            .then_some(refused)
+    })
+    .await;
+    assert!(refused.iter().any(|r| r == "10.0.0.0/8"), "{refused:?}");
+    // The node's public address changes: the policy follows, without the old one.
+    let status = Patch::Merge(addresses("203.0.113.11"));
+    nodes.patch_status("public-node", &PatchParams::default(), &status).await.unwrap();
+    eventually(WITHIN, "the policy to follow the node's new address", || async {
+        let refused = refused_egress(&cluster, &ns).await?;
+        (refused.iter().any(|r| r == "203.0.113.11/32") && !refused.iter().any(|r| r == "203.0.113.10/32"))
+            .then_some(())
+    })
+    .await;
+    cluster.stop().await;
+}

@@ -289,6 +289,7 @@ fn kite_platform_round_trips() {
                 "storage": {"manageStorageClass": true, "numberOfReplicas": 2, "diskSelector": "kite",
                             "dataLocality": "best-effort", "recreateOnDrift": true, "longhornNamespace": "longhorn-system"},
                 "tenantNetwork": {"cdiNamespace": "cdi", "dnsNamespace": "kube-system",
+                    "blockedCidrs": [], "blockHostAddresses": true,
                                   "clusterCidrs": ["10.42.0.0/16", "10.43.0.0/16"]},
                 "tenantQuotas": [{"accessLevel": 1, "hard": {"requests.cpu": "4"}}],
                 "signup": {"mode": "Invited", "invitedEmails": ["ada@example.org"], "adminEmail": "root@example.org", "perAddressPerHour": 5, "perHour": 50}

@@ -27,7 +27,11 @@ fn a_user(level: AccessLevel) -> KiteUser {
 }
 
 fn policy(name: &str, platform: &KitePlatformSpec) -> serde_json::Value {
-    let policies = desired::network_policies(&a_user(AccessLevel::User), platform, "kite").unwrap();
+    policy_with_hosts(name, platform, &[])
+}
+
+fn policy_with_hosts(name: &str, platform: &KitePlatformSpec, hosts: &[String]) -> serde_json::Value {
+    let policies = desired::network_policies(&a_user(AccessLevel::User), platform, "kite", hosts).unwrap();
     let found = policies.into_iter().find(|p| p.metadata.name.as_deref() == Some(name)).unwrap();
     serde_json::to_value(found).unwrap()
 }
@@ -84,6 +88,32 @@ fn machines_reach_dns_and_the_internet_but_not_private_ranges_the_cluster_or_met
     let v6 = &egress["spec"]["egress"][1]["to"][1]["ipBlock"];
     assert_eq!(v6["cidr"], "::/0");
     assert!(v6["except"].as_array().unwrap().contains(&serde_json::json!("2001:db8:42::/56")));
+}
+
+fn egress_except(egress: &serde_json::Value, family: usize) -> Vec<String> {
+    egress["spec"]["egress"][1]["to"][family]["ipBlock"]["except"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn machines_cannot_reach_the_nodes_the_api_server_or_the_ranges_the_platform_adds() {
+    let mut platform = KitePlatformSpec::default();
+    platform.tenant_network.blocked_cidrs = vec!["192.0.2.0/24".into(), "2001:db8:7::/48".into()];
+    let hosts = ["10.0.0.5/32", "203.0.113.10/32", "198.51.100.20/32", "2001:db8::5/128"].map(String::from);
+    let egress = policy_with_hosts("kite-allow-vm-egress", &platform, &hosts);
+    let v4 = egress_except(&egress, 0);
+    for range in ["203.0.113.10/32", "198.51.100.20/32", "192.0.2.0/24"] {
+        assert!(v4.iter().any(|r| r == range), "{range} must be refused: {v4:?}");
+    }
+    assert!(!v4.iter().any(|r| r == "10.0.0.5/32"), "a node address inside 10.0.0.0/8 is refused already: {v4:?}");
+    let v6 = egress_except(&egress, 1);
+    for range in ["2001:db8::5/128", "2001:db8:7::/48"] {
+        assert!(v6.iter().any(|r| r == range), "{range} must be refused: {v6:?}");
+    }
 }
 
 #[test]

@@ -168,6 +168,14 @@ pub fn grants(namespaces: &Namespaces) -> Vec<Grant> {
             "each machine's `vps-access-<vm>`, and `kite-gateway-external`",
         ),
         grant(Controller, cluster(), "", &["persistentvolumeclaims"], &["get", "patch"], "grows a machine's disk"),
+        grant(
+            Controller,
+            cluster(),
+            "",
+            &["nodes"],
+            &["list", "watch"],
+            "the nodes' addresses, which tenants' machines may not reach",
+        ),
         grant(Controller, cluster(), "", &["resourcequotas", "limitranges"], MANAGE, "each tenant's quota"),
         grant(
             Controller,
@@ -245,6 +253,14 @@ pub fn grants(namespaces: &Namespaces) -> Vec<Grant> {
             &["nodes"],
             &["list"],
             "whether Longhorn is ready",
+        ),
+        grant(
+            Controller,
+            Scope::Namespace("default".into()),
+            "discovery.k8s.io",
+            &["endpointslices"],
+            &["list", "watch"],
+            "the API server's addresses (the `kubernetes` Service's), which tenants' machines may not reach",
         ),
         // The API.
         grant(Api, cluster(), KITE, &["kiteusers"], MANAGE, "sign-up, sign-in, and the administrators' user pages"),

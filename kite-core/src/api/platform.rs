@@ -228,10 +228,6 @@ pub struct StorageSpec {
     pub longhorn_namespace: String,
 }
 
-fn default_true() -> bool {
-    true
-}
-
 fn default_replicas() -> u8 {
     1
 }
@@ -302,6 +298,22 @@ pub struct TenantNetworkSpec {
     #[serde(default = "default_cluster_cidrs")]
     #[schemars(length(max = 16), inner(length(max = 49), regex(pattern = r"^[0-9a-fA-F:.]+/[0-9]{1,3}$")))]
     pub cluster_cidrs: Vec<String>,
+    /// Further ranges machines may not reach: for example a public address
+    /// of the API server behind a load balancer, or the operator's other hosts.
+    #[serde(default)]
+    #[schemars(length(max = 32), inner(length(max = 49), regex(pattern = r"^[0-9a-fA-F:.]+/[0-9]{1,3}$")))]
+    pub blocked_cidrs: Vec<String>,
+    /// Whether the nodes' own addresses (`InternalIP` and `ExternalIP`) and
+    /// the API server's (the `kubernetes` Service's endpoints) are blocked
+    /// too. The controller reads them from the cluster and follows their
+    /// changes: on a node with a public address a machine would otherwise
+    /// reach the API server (`:6443`), the kubelet (`:10250`) and NodePorts.
+    #[serde(default = "default_true")]
+    pub block_host_addresses: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_cdi_namespace() -> String {
@@ -322,6 +334,8 @@ impl Default for TenantNetworkSpec {
             cdi_namespace: default_cdi_namespace(),
             dns_namespace: default_dns_namespace(),
             cluster_cidrs: default_cluster_cidrs(),
+            blocked_cidrs: Vec::new(),
+            block_host_addresses: true,
         }
     }
 }

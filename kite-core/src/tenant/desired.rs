@@ -105,10 +105,13 @@ pub fn namespace(user: &KiteUser) -> Result<Namespace, Error> {
 }
 
 /// The four NetworkPolicies of the table above, in that order.
+/// `host_addresses` are the nodes' and the API server's addresses
+/// ([`super::host_addresses`]), blocked with the platform's other ranges.
 pub fn network_policies(
     user: &KiteUser,
     platform: &KitePlatformSpec,
     platform_namespace: &str,
+    host_addresses: &[String],
 ) -> Result<Vec<NetworkPolicy>, Error> {
     let tenant = tenant(user)?;
     let network = &platform.tenant_network;
@@ -143,8 +146,12 @@ pub fn network_policies(
             ..Default::default()
         },
     );
-    let (cluster_v6, cluster_v4): (Vec<&String>, Vec<&String>) =
-        network.cluster_cidrs.iter().partition(|cidr| cidr.contains(':'));
+    let (cluster_v6, cluster_v4): (Vec<&String>, Vec<&String>) = network
+        .cluster_cidrs
+        .iter()
+        .chain(&network.blocked_cidrs)
+        .chain(host_addresses)
+        .partition(|cidr| cidr.contains(':'));
     let except = |blocked: &[&str], cluster: Vec<&String>| -> Vec<String> {
         let mut ranges: Vec<String> = blocked.iter().map(|r| r.to_string()).collect();
         for cidr in cluster {
@@ -160,7 +167,7 @@ pub fn network_policies(
     };
     let egress = policy(
         "kite-allow-vm-egress",
-        "Machines resolve names with the cluster DNS and reach the internet, but not private ranges, the cluster's pods and Services, or the metadata address.",
+        "Machines resolve names with the cluster DNS and reach the internet, but not private ranges, the cluster's pods and Services, its nodes and API server, or the metadata address.",
         NetworkPolicySpec {
             pod_selector: Some(selector(&[VM_POD])),
             policy_types: Some(vec!["Egress".into()]),

@@ -5,7 +5,9 @@
 //!   existing namespace without that label is refused (status `Failed`,
 //!   reason `NamespaceNotManaged`), never adopted. A namespace still
 //!   terminating from an earlier life is waited for.
-//! - The NetworkPolicies of [`desired`], each owned by the user.
+//! - The NetworkPolicies of [`desired`], each owned by the user; machines'
+//!   egress excludes the nodes' and the API server's addresses
+//!   ([`host_addresses`]), and a change of those reconciles every user.
 //! - A ResourceQuota and LimitRange `kite-tenant-quota` when
 //!   `KitePlatform.spec.tenantQuotas` has an entry for the user's level;
 //!   removed (if Kite's) when it has none.
@@ -16,6 +18,7 @@
 //!   namespace than the one observed; the old one is released the same way.
 
 pub mod desired;
+pub mod host_addresses;
 
 use crate::Error;
 use crate::api::{
@@ -98,7 +101,7 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
                 .map(|user| ObjectRef::from_obj(&*user))
                 .collect::<Vec<_>>()
         })
-        .reconcile_all_on(platform_changes(client.clone()))
+        .reconcile_all_on(futures::stream::select(platform_changes(client.clone()), host_addresses::changes(client)))
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
         .for_each(|_| async {})
@@ -149,7 +152,9 @@ async fn apply_all(user: &KiteUser, ctx: &Context<Config>, platform: &KitePlatfo
     let namespace = apply::to_json(&desired::namespace(user)?, "the namespace")?;
     apply::ensure(client, FIELD_MANAGER, &ApiResource::erase::<Namespace>(&()), &namespace).await?;
     let policy = ApiResource::erase::<NetworkPolicy>(&());
-    for desired in desired::network_policies(user, platform, &ctx.config.platform_namespace)? {
+    let hosts =
+        if platform.tenant_network.block_host_addresses { host_addresses::observe(client).await? } else { Vec::new() };
+    for desired in desired::network_policies(user, platform, &ctx.config.platform_namespace, &hosts)? {
         apply::ensure(client, FIELD_MANAGER, &policy, &apply::to_json(&desired, "a NetworkPolicy")?).await?;
     }
     let quota_resource = ApiResource::erase::<ResourceQuota>(&());
