@@ -107,7 +107,7 @@ fn the_gateway_routes_a_key_login_to_its_machine_and_keeps_its_host_key() {
     let config = format!(
         "listen = \"127.0.0.1:{port}\"\nhost_key = \"gateway_host_ed25519_key\"\n\n[[route]]\nuser = \"alice\"\n\
          authorized_keys = [\"{}\"]\nupstream = \"{}\"\nupstream_user = \"root\"\nupstream_key = \"alice_upstream_ed25519\"\n\
-         upstream_host_key = \"{}\"\n",
+         upstream_host_key = \"{}\"\n\n[recording]\ndir = \"recordings\"\n",
         public_line(user.key.public_key()),
         sshd.address(),
         public_line(sshd.host_key.public_key())
@@ -130,6 +130,20 @@ fn the_gateway_routes_a_key_login_to_its_machine_and_keeps_its_host_key() {
         .args(["-p", &port.to_string(), "alice@127.0.0.1", "echo via-gateway"]);
     let output = run_bounded(ssh, None, Duration::from_secs(60));
     assert_eq!(text(&output.stdout), "via-gateway\n", "{}", text(&output.stderr));
+    // [recording]: the session's audit events, from sign-in to disconnect, under the folder named.
+    let audit = dir.path().join("recordings").join("audit");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let events = loop {
+        let events: String = std::fs::read_dir(&audit)
+            .map(|entries| entries.filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok()).collect())
+            .unwrap_or_default();
+        if events.contains(r#""event":"disconnect""#) {
+            break events;
+        }
+        assert!(std::time::Instant::now() < deadline, "no disconnect event under {}: {events}", audit.display());
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(events.contains(r#""sshId":"alice""#) && events.contains(r#""command":"echo via-gateway""#), "{events}");
     drop(gateway);
     let key_file = dir.path().join("gateway_host_ed25519_key");
     use std::os::unix::fs::PermissionsExt;

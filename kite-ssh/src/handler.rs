@@ -1,6 +1,7 @@
 //! The per-connection SSH server handler: authentication against the
 //! backend (or the fallback), and channel opens, each handed to its own task.
 
+use crate::audit::{AuditSink, AuthMethod, AuthResult, ChannelKind, ConnectionAudit, Event};
 use crate::backend::{Backend, Route, Upstream, UpstreamAuth};
 use crate::limiter::Limiter;
 use crate::login_digest::login_digest;
@@ -8,7 +9,7 @@ use crate::options::RouterOptions;
 use crate::slot::{Target, UpstreamSlot};
 use crate::unauthenticated::Pending;
 use crate::upstream::{self, ConnectError};
-use crate::user_side::UserSide;
+use crate::user_side::{OpenChannel, UserSide};
 use crate::{password, pump, session};
 use russh::keys::{HashAlg, PublicKey};
 use russh::server::{Auth, Msg, PublicKeyOffer, Response, Session, VerifiedPublicKey};
@@ -21,6 +22,7 @@ pub(crate) struct Shared<B> {
     pub backend: Arc<B>,
     pub options: Arc<RouterOptions>,
     pub limiter: Limiter,
+    pub audit: Arc<dyn AuditSink>,
 }
 
 /// One user connection.
@@ -43,7 +45,8 @@ fn reject() -> Auth {
 
 impl<B: Backend> Connection<B> {
     pub(crate) fn new(shared: Arc<Shared<B>>, peer: SocketAddr, pending: Arc<Pending>) -> Self {
-        let user = UserSide::new(shared.options.max_channels_per_connection, shared.options.close_grace);
+        let audit = ConnectionAudit::new(shared.audit.clone(), peer);
+        let user = UserSide::new(shared.options.max_channels_per_connection, shared.options.close_grace, audit);
         Self { shared, peer, slot: None, user, pending, failures: 0 }
     }
 
@@ -53,9 +56,16 @@ impl<B: Backend> Connection<B> {
 
     /// Counts a failed attempt, waits the rejection delay, and rejects; the
     /// attempt that reaches the per-connection cap ends the connection.
-    async fn fail(&mut self, login: &str, method: &str) -> Result<Auth, russh::Error> {
+    async fn fail(&mut self, login: &str, method: AuthMethod, result: AuthResult) -> Result<Auth, russh::Error> {
         let login_digest = login_digest(login);
-        tracing::info!(peer = %self.peer, %login_digest, method, "authentication rejected");
+        tracing::info!(peer = %self.peer, %login_digest, ?method, "authentication rejected");
+        self.user.audit.emit(Event::Auth {
+            method,
+            result,
+            ssh_id: None,
+            route: None,
+            login_digest: Some(login_digest.to_string()),
+        });
         self.shared.limiter.record_failure(self.peer.ip(), login);
         self.failures += 1;
         tokio::time::sleep(self.shared.options.rejection_delay).await;
@@ -66,17 +76,25 @@ impl<B: Backend> Connection<B> {
         Ok(reject())
     }
 
-    fn accept(&mut self, login: &str, method: &str, slot: UpstreamSlot<B>) -> Auth {
+    fn accept(&mut self, login: &str, method: AuthMethod, slot: UpstreamSlot<B>) -> Auth {
         self.shared.limiter.record_success(self.peer.ip(), login);
-        tracing::info!(peer = %self.peer, login, method, route = %slot.describe(), "authenticated");
+        let route = slot.describe();
+        tracing::info!(peer = %self.peer, login, ?method, %route, "authenticated");
+        self.user.audit.emit(Event::Auth {
+            method,
+            result: AuthResult::Accepted,
+            ssh_id: Some(login.to_string()),
+            route: Some(route),
+            login_digest: None,
+        });
         self.slot = Some(Arc::new(slot));
         Auth::Accept
     }
 
-    async fn password(&mut self, login: &str, password: &str, method: &str) -> Result<Auth, russh::Error> {
+    async fn password(&mut self, login: &str, password: &str, method: AuthMethod) -> Result<Auth, russh::Error> {
         if let Some(wait) = self.shared.limiter.refused_for(self.peer.ip(), login) {
             tracing::warn!(peer = %self.peer, login_digest = %login_digest(login), seconds = wait.as_secs(), "refused: the address or login is temporarily banned");
-            return self.fail(login, method).await;
+            return self.fail(login, method, AuthResult::Refused).await;
         }
         match self.shared.backend.resolve(login).await {
             Some(route) => {
@@ -109,12 +127,13 @@ impl<B: Backend> Connection<B> {
                 }
             },
         }
-        self.fail(login, method).await
+        self.fail(login, method, AuthResult::Rejected).await
     }
 
-    /// A place for one more channel, or `None` (logged) when the connection has all it may.
-    fn channel_place(&self) -> Option<crate::user_side::ChannelPlace> {
-        let place = self.user.channel_place();
+    /// A place for one more channel, audited as opened, or `None` (logged)
+    /// when the connection has all it may.
+    fn open_channel(&self, channel: ChannelId, kind: ChannelKind) -> Option<OpenChannel> {
+        let place = self.user.open_channel(u32::from(channel), kind);
         if place.is_none() {
             tracing::info!(peer = %self.peer, limit = self.shared.options.max_channels_per_connection, "refused a channel: the connection has all the channels it may");
         }
@@ -138,7 +157,7 @@ impl<B: Backend> russh::server::Handler for Connection<B> {
     }
 
     async fn auth_password(&mut self, user: &str, password: &str) -> Result<Auth, Self::Error> {
-        self.password(user, password, "password").await
+        self.password(user, password, AuthMethod::Password).await
     }
 
     async fn auth_keyboard_interactive<'a>(
@@ -156,7 +175,7 @@ impl<B: Backend> russh::server::Handler for Connection<B> {
             }),
             Some(bytes) => {
                 let password = String::from_utf8_lossy(&bytes).into_owned();
-                self.password(user, &password, "keyboard-interactive").await
+                self.password(user, &password, AuthMethod::KeyboardInteractive).await
             }
         }
     }
@@ -171,9 +190,13 @@ impl<B: Backend> russh::server::Handler for Connection<B> {
             Some(route) => {
                 tracing::debug!(fingerprint = %key.public_key.fingerprint(HashAlg::Sha256), "public key accepted");
                 let slot = self.slot(Target::Route(route));
-                Ok(self.accept(user, "publickey", slot))
+                Ok(self.accept(user, AuthMethod::Publickey, slot))
             }
-            None => self.fail(user, "publickey").await,
+            None => {
+                let refused = self.shared.limiter.refused_for(self.peer.ip(), user).is_some();
+                let result = if refused { AuthResult::Refused } else { AuthResult::Rejected };
+                self.fail(user, AuthMethod::Publickey, result).await
+            }
         }
     }
 
@@ -197,12 +220,12 @@ impl<B: Backend> russh::server::Handler for Connection<B> {
             reply.reject(ChannelOpenFailure::AdministrativelyProhibited).await;
             return Ok(());
         };
-        let Some(place) = self.channel_place() else {
+        let Some(open) = self.open_channel(channel.id(), ChannelKind::Session) else {
             reply.reject(ChannelOpenFailure::ResourceShortage).await;
             return Ok(());
         };
         reply.accept().await;
-        tokio::spawn(session::bridge(channel, slot, session.handle(), self.shared.options.clone(), place));
+        tokio::spawn(session::bridge(channel, slot, session.handle(), self.shared.options.clone(), open));
         Ok(())
     }
 
@@ -220,7 +243,8 @@ impl<B: Backend> russh::server::Handler for Connection<B> {
             reply.reject(ChannelOpenFailure::AdministrativelyProhibited).await;
             return Ok(());
         };
-        let Some(place) = self.channel_place() else {
+        let kind = ChannelKind::DirectTcpip { host: host.to_string(), port };
+        let Some(mut open) = self.open_channel(channel.id(), kind) else {
             reply.reject(ChannelOpenFailure::ResourceShortage).await;
             return Ok(());
         };
@@ -231,16 +255,18 @@ impl<B: Backend> russh::server::Handler for Connection<B> {
                 Ok(upstream) => upstream,
                 Err(message) => {
                     tracing::info!(%message, "a direct-tcpip channel found no upstream");
+                    open.ended_by_gateway("the machine could not be reached");
                     return reply.reject(ChannelOpenFailure::ConnectFailed).await;
                 }
             };
             match upstream.channel_open_direct_tcpip(host, port, originator, originator_port).await {
                 Ok(upstream_channel) => {
                     reply.accept().await;
-                    pump::pump(channel, upstream_channel, Vec::new(), user, grace, place).await;
+                    pump::pump(channel, upstream_channel, Vec::new(), user, grace, open).await;
                 }
                 Err(error) => {
                     tracing::info!(%error, "the upstream refused a direct-tcpip channel");
+                    open.ended_by_gateway("the machine refused the forward");
                     reply.reject(ChannelOpenFailure::ConnectFailed).await;
                 }
             }

@@ -16,6 +16,7 @@
 //! See the book's chapter "Embedding kite-ssh".
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod audit;
 pub mod backend;
 mod budget;
 mod error;

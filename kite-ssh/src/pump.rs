@@ -5,39 +5,43 @@
 //! grace to end too, and is then let go: a machine that never closes its
 //! side cannot keep a task, or its connection, once its user has left.
 
+use crate::audit::ChannelTally;
 use crate::messages;
-use crate::user_side::ChannelPlace;
+use crate::user_side::OpenChannel;
 use bytes::Bytes;
 use russh::{Channel, ChannelId, ChannelMsg, ChannelReadHalf, ChannelWriteHalf, client, server};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinSet;
 
 /// Bridges `user` and `upstream` until both ends are closed, or one is and
-/// `grace` has passed; `held` is replayed upstream first. `place` is the
-/// channel's place in its connection, given back at the end.
+/// `grace` has passed; `held` is replayed upstream first. `open` is the
+/// channel's place in its connection and its tally: given back, and the
+/// close audited, at the end.
 pub(crate) async fn pump(
     user: Channel<server::Msg>,
     upstream: Channel<client::Msg>,
     held: Vec<ChannelMsg>,
     handle: server::Handle,
     grace: Duration,
-    place: ChannelPlace,
+    open: OpenChannel,
 ) {
     let id = user.id();
     let (mut up_read, up_write) = upstream.split();
     let (mut user_read, user_write) = user.split();
     // Each direction says whether it ended with the user's side closed.
     let mut directions = JoinSet::new();
+    let tally = open.tally.clone();
     directions.spawn(async move {
         for message in held {
-            if let Err(error) = forward_to_upstream(message, &up_write).await {
+            if let Err(error) = forward_to_upstream(message, &up_write, &tally).await {
                 tracing::debug!(%error, "replaying a request upstream failed");
             }
         }
         let mut user_closed = true;
         while let Some(message) = user_read.wait().await {
             let closing = matches!(message, ChannelMsg::Close);
-            if forward_to_upstream(message, &up_write).await.is_err() {
+            if forward_to_upstream(message, &up_write, &tally).await.is_err() {
                 user_closed = false;
                 break;
             }
@@ -49,8 +53,9 @@ pub(crate) async fn pump(
         user_closed
     });
     let closer = handle.clone();
+    let tally = open.tally.clone();
     directions.spawn(async move {
-        to_user(&mut up_read, &user_write, &handle, id).await;
+        to_user(&mut up_read, &user_write, &handle, id, &tally).await;
         let _ = user_write.close().await;
         true
     });
@@ -63,13 +68,23 @@ pub(crate) async fn pump(
     }
     // Dropping the set aborts what is left.
     drop(directions);
-    drop(place);
+    drop(open);
 }
 
-async fn forward_to_upstream(message: ChannelMsg, up: &ChannelWriteHalf<client::Msg>) -> Result<(), russh::Error> {
+async fn forward_to_upstream(
+    message: ChannelMsg,
+    up: &ChannelWriteHalf<client::Msg>,
+    tally: &ChannelTally,
+) -> Result<(), russh::Error> {
     match message {
-        ChannelMsg::Data { data } => up.data_bytes(data).await,
-        ChannelMsg::ExtendedData { data, ext } => up.extended_data_bytes(ext, data).await,
+        ChannelMsg::Data { data } => {
+            tally.to_machine(data.len());
+            up.data_bytes(data).await
+        }
+        ChannelMsg::ExtendedData { data, ext } => {
+            tally.to_machine(data.len());
+            up.extended_data_bytes(ext, data).await
+        }
         ChannelMsg::Eof => up.eof().await,
         ChannelMsg::Close => up.close().await,
         ChannelMsg::RequestPty { term, col_width, row_height, pix_width, pix_height, terminal_modes, .. } => {
@@ -99,15 +114,29 @@ async fn to_user(
     user: &ChannelWriteHalf<server::Msg>,
     handle: &server::Handle,
     id: ChannelId,
+    tally: &Arc<ChannelTally>,
 ) {
     let mut start_answered = false;
     while let Some(message) = up.wait().await {
         let sent = match message {
-            ChannelMsg::Data { data } => user.data_bytes(data).await.is_ok(),
-            ChannelMsg::ExtendedData { data, ext } => user.extended_data_bytes(ext, data).await.is_ok(),
+            ChannelMsg::Data { data } => {
+                tally.to_user(data.len());
+                user.data_bytes(data).await.is_ok()
+            }
+            ChannelMsg::ExtendedData { data, ext } => {
+                tally.to_user(data.len());
+                user.extended_data_bytes(ext, data).await.is_ok()
+            }
             ChannelMsg::Eof => user.eof().await.is_ok(),
-            ChannelMsg::ExitStatus { exit_status } => user.exit_status(exit_status).await.is_ok(),
+            ChannelMsg::ExitStatus { exit_status } => {
+                tally.exit_status(exit_status);
+                user.exit_status(exit_status).await.is_ok()
+            }
             ChannelMsg::ExitSignal { signal_name, core_dumped, error_message, lang_tag } => {
+                tally.exit_signal(match &signal_name {
+                    russh::Sig::Custom(name) => name.clone(),
+                    named => format!("{named:?}"),
+                });
                 handle.exit_signal_request(id, signal_name, core_dumped, error_message, lang_tag).await.is_ok()
             }
             ChannelMsg::Failure if !start_answered => {

@@ -1,6 +1,7 @@
 //! The router: accepts connections, runs one SSH server session per
 //! connection on a task of its own, and shuts down gracefully.
 
+use crate::audit::{AuditSink, LogOnly};
 use crate::backend::Backend;
 use crate::handler::{Connection, Shared};
 use crate::limiter::Limiter;
@@ -48,8 +49,15 @@ impl<B> Clone for Router<B> {
 }
 
 impl<B: Backend> Router<B> {
-    /// A router that routes with `backend` and presents `host_key`.
+    /// A router that routes with `backend` and presents `host_key`; its
+    /// audit events are logged only (see [`Router::with_audit`]).
     pub fn new(backend: B, host_key: PrivateKey, options: RouterOptions) -> Self {
+        Self::with_audit(backend, host_key, options, Arc::new(LogOnly))
+    }
+
+    /// A router whose audit events also go to `audit` (for example
+    /// [`crate::audit::JsonLines`], or an embedder's own store).
+    pub fn with_audit(backend: B, host_key: PrivateKey, options: RouterOptions, audit: Arc<dyn AuditSink>) -> Self {
         tracing::info!(fingerprint = %host_key::fingerprint(&host_key), "SSH router host key");
         let config = Config {
             server_id: russh::SshId::Standard(format!("SSH-2.0-kite-ssh_{}", env!("CARGO_PKG_VERSION")).into()),
@@ -69,7 +77,7 @@ impl<B: Backend> Router<B> {
         let connections = Arc::new(Semaphore::new(options.max_connections));
         let unauthenticated = Unauthenticated::new(options.max_unauthenticated_per_source);
         let limiter = Limiter::new(options.rate_limit.clone());
-        let shared = Arc::new(Shared { backend: Arc::new(backend), options: Arc::new(options), limiter });
+        let shared = Arc::new(Shared { backend: Arc::new(backend), options: Arc::new(options), limiter, audit });
         Self { shared, config: Arc::new(config), connections, unauthenticated }
     }
 

@@ -11,13 +11,14 @@
 //! window closes and it waits), and requests past the message limit close
 //! the channel.
 
+use crate::audit::{Event, Pty, SessionRequest};
 use crate::backend::Backend;
 use crate::budget::{Budget, Exceeded};
 use crate::messages;
 use crate::options::RouterOptions;
 use crate::pump::pump;
 use crate::slot::UpstreamSlot;
-use crate::user_side::ChannelPlace;
+use crate::user_side::OpenChannel;
 use bytes::Bytes;
 use russh::{Channel, ChannelMsg, server};
 use std::sync::Arc;
@@ -28,7 +29,7 @@ pub(crate) async fn bridge<B: Backend>(
     slot: Arc<UpstreamSlot<B>>,
     handle: server::Handle,
     options: Arc<RouterOptions>,
-    place: ChannelPlace,
+    mut open: OpenChannel,
 ) {
     let id = user.id();
     let mut budget = Budget::new(options.max_held_bytes, options.max_held_messages);
@@ -38,15 +39,18 @@ pub(crate) async fn bridge<B: Backend>(
     {
         Err(_) => {
             tracing::info!(route = %slot.describe(), "a session channel did not start in time; closing it");
+            open.ended_by_gateway("the session did not start in time");
             return refuse(&user, messages::NOT_STARTED_IN_TIME).await;
         }
         Ok(Held::Gone) => return,
         Ok(Held::Exceeded(exceeded)) => {
             tracing::info!(route = %slot.describe(), ?exceeded, "a session channel held too much before it started; closing it");
+            open.ended_by_gateway("the session sent too much before it started");
             return refuse(&user, messages::TOO_MUCH_BEFORE_START).await;
         }
         Ok(Held::Started(held)) => held,
     };
+    open.emit(session_start(u32::from(id), &held));
     // 2. Connect, telling the user while the backend is starting, and go on
     // holding what the user sends, within the same budget.
     let connected = {
@@ -72,10 +76,14 @@ pub(crate) async fn bridge<B: Backend>(
     };
     let upstream = match connected {
         Ok(Ok(upstream)) => upstream,
-        Ok(Err(message)) => return refuse(&user, &message).await,
+        Ok(Err(message)) => {
+            open.ended_by_gateway("the machine could not be reached");
+            return refuse(&user, &message).await;
+        }
         Err(None) => return,
         Err(Some(exceeded)) => {
             tracing::info!(route = %slot.describe(), ?exceeded, "a session channel sent too many requests while its machine was connecting; closing it");
+            open.ended_by_gateway("the session sent too much before its machine was connected");
             return refuse(&user, messages::TOO_MUCH_BEFORE_START).await;
         }
     };
@@ -83,11 +91,31 @@ pub(crate) async fn bridge<B: Backend>(
         Ok(channel) => channel,
         Err(error) => {
             tracing::info!(route = %slot.describe(), %error, "the upstream refused a session channel");
+            open.ended_by_gateway("the machine refused the session");
             return refuse(&user, messages::START_REFUSED).await;
         }
     };
     // 3. Replay what the user asked for, then carry everything both ways.
-    pump(user, upstream_channel, held, handle, options.close_grace, place).await;
+    pump(user, upstream_channel, held, handle, options.close_grace, open).await;
+}
+
+/// The audit event of a session's start: what it asked for, with the
+/// terminal it asked for before, if any.
+fn session_start(channel: u32, held: &[ChannelMsg]) -> Event {
+    let pty = held.iter().rev().find_map(|message| match message {
+        ChannelMsg::RequestPty { term, col_width, row_height, .. } => {
+            Some(Pty { term: term.clone(), cols: *col_width, rows: *row_height })
+        }
+        _ => None,
+    });
+    let request = match held.last() {
+        Some(ChannelMsg::Exec { command, .. }) => {
+            SessionRequest::Exec { command: String::from_utf8_lossy(command).into_owned() }
+        }
+        Some(ChannelMsg::RequestSubsystem { name, .. }) => SessionRequest::Subsystem { name: name.clone() },
+        _ => SessionRequest::Shell,
+    };
+    Event::SessionStart { channel, request, pty }
 }
 
 /// What the channel sent before its session started.

@@ -52,7 +52,8 @@ impl client::Handler for UpstreamClient {
         _session: &mut Session,
     ) -> Result<(), Self::Error> {
         let (connected, originator) = (connected_address.to_string(), originator_address.to_string());
-        self.hand_to_user(channel, reply, "forwarded-tcpip", move |user| async move {
+        let kind = crate::audit::ChannelKind::ForwardedTcpip { address: connected.clone(), port: connected_port };
+        self.hand_to_user(channel, reply, kind, move |user| async move {
             user.channel_open_forwarded_tcpip(connected, connected_port, originator, originator_port).await
         })
         .await;
@@ -65,7 +66,8 @@ impl client::Handler for UpstreamClient {
         reply: russh::client::ChannelOpenHandle,
         _session: &mut Session,
     ) -> Result<(), Self::Error> {
-        self.hand_to_user(channel, reply, "agent", |user| async move { user.channel_open_agent().await }).await;
+        let kind = crate::audit::ChannelKind::Agent;
+        self.hand_to_user(channel, reply, kind, |user| async move { user.channel_open_agent().await }).await;
         Ok(())
     }
 }
@@ -77,7 +79,7 @@ impl UpstreamClient {
         &self,
         channel: Channel<client::Msg>,
         reply: client::ChannelOpenHandle,
-        what: &'static str,
+        kind: crate::audit::ChannelKind,
         open: F,
     ) where
         F: FnOnce(server::Handle) -> Fut + Send + 'static,
@@ -87,7 +89,8 @@ impl UpstreamClient {
             reply.reject(ChannelOpenFailure::ConnectFailed).await;
             return;
         };
-        let Some(place) = self.user.channel_place() else {
+        let what = format!("{kind:?}");
+        let Some(audited) = self.user.open_channel(u32::from(channel.id()), kind) else {
             tracing::info!(
                 channel = what,
                 "refused a channel the upstream opened: the connection has all the channels it may"
@@ -99,9 +102,10 @@ impl UpstreamClient {
         let grace = self.user.close_grace;
         tokio::spawn(async move {
             match open(user.clone()).await {
-                Ok(user_channel) => pump(user_channel, channel, Vec::new(), user, grace, place).await,
+                Ok(user_channel) => pump(user_channel, channel, Vec::new(), user, grace, audited).await,
                 Err(error) => {
                     tracing::debug!(%error, channel = what, "the user refused a channel the upstream opened");
+                    drop(audited);
                     let _ = channel.close().await;
                 }
             }

@@ -1,8 +1,10 @@
 //! The user's side of one connection, as its channels' tasks share it: the
 //! connection's handle (set once the user has signed in), for channels the
-//! machine opens toward the user, and the places for open channels, so that
-//! one connection cannot open channels, or keep their tasks, without bound.
+//! machine opens toward the user; the places for open channels, so that
+//! one connection cannot open channels, or keep their tasks, without bound;
+//! and the connection's audit.
 
+use crate::audit::{ChannelKind, ChannelTally, ConnectionAudit, Event};
 use russh::server;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -15,15 +17,44 @@ pub(crate) struct UserSide {
     channels: Arc<Semaphore>,
     /// The time the other side of a bridged channel has to end once one side has.
     pub(crate) close_grace: Duration,
+    /// The connection's audit.
+    pub(crate) audit: ConnectionAudit,
 }
 
-/// A place held by one channel's task, given back when the task ends.
-pub(crate) type ChannelPlace = OwnedSemaphorePermit;
+/// One open channel: its place in the connection, given back when it is
+/// dropped, and its tally, reported in its close event at the same moment,
+/// however the channel's task ends (the gateway's shutdown included).
+#[derive(Debug)]
+pub(crate) struct OpenChannel {
+    _place: OwnedSemaphorePermit,
+    /// What the channel's tasks count.
+    pub(crate) tally: Arc<ChannelTally>,
+    audit: ConnectionAudit,
+    reason: Option<&'static str>,
+}
+
+impl OpenChannel {
+    /// Audits `event` as the channel's.
+    pub(crate) fn emit(&self, event: Event) {
+        self.audit.emit(event);
+    }
+
+    /// Records why the gateway ended the channel, for its close event.
+    pub(crate) fn ended_by_gateway(&mut self, reason: &'static str) {
+        self.reason = Some(reason);
+    }
+}
+
+impl Drop for OpenChannel {
+    fn drop(&mut self) {
+        self.audit.emit(self.tally.closed(self.reason));
+    }
+}
 
 impl UserSide {
     /// A user side that allows `max_channels` channels at once.
-    pub(crate) fn new(max_channels: usize, close_grace: Duration) -> Arc<Self> {
-        Arc::new(Self { handle: OnceLock::new(), channels: Arc::new(Semaphore::new(max_channels)), close_grace })
+    pub(crate) fn new(max_channels: usize, close_grace: Duration, audit: ConnectionAudit) -> Arc<Self> {
+        Arc::new(Self { handle: OnceLock::new(), channels: Arc::new(Semaphore::new(max_channels)), close_grace, audit })
     }
 
     /// Records the connection's handle, once it has signed in.
@@ -36,23 +67,28 @@ impl UserSide {
         self.handle.get().cloned()
     }
 
-    /// A place for one more channel; `None` when the connection holds them all.
-    pub(crate) fn channel_place(&self) -> Option<ChannelPlace> {
-        self.channels.clone().try_acquire_owned().ok()
+    /// A place for one more channel, audited as opened; `None` when the
+    /// connection holds them all.
+    pub(crate) fn open_channel(&self, channel: u32, kind: ChannelKind) -> Option<OpenChannel> {
+        let place = self.channels.clone().try_acquire_owned().ok()?;
+        self.audit.emit(Event::ChannelOpen { channel, kind });
+        Some(OpenChannel { _place: place, tally: ChannelTally::new(channel), audit: self.audit.clone(), reason: None })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::audit::LogOnly;
 
     #[test]
     fn a_connection_holds_at_most_its_channels_and_gets_places_back() {
-        let side = UserSide::new(2, Duration::ZERO);
-        let first = side.channel_place().unwrap();
-        let _second = side.channel_place().unwrap();
-        assert!(side.channel_place().is_none());
+        let audit = ConnectionAudit::new(Arc::new(LogOnly), "192.0.2.1:1".parse().unwrap());
+        let side = UserSide::new(2, Duration::ZERO, audit);
+        let first = side.open_channel(0, ChannelKind::Session).unwrap();
+        let _second = side.open_channel(1, ChannelKind::Session).unwrap();
+        assert!(side.open_channel(2, ChannelKind::Session).is_none());
         drop(first);
-        assert!(side.channel_place().is_some());
+        assert!(side.open_channel(3, ChannelKind::Session).is_some());
     }
 }

@@ -22,6 +22,15 @@ struct File {
     fallback: Option<FallbackEntry>,
     #[serde(default)]
     options: OptionsEntry,
+    recording: Option<RecordingEntry>,
+}
+
+/// `[recording]`: where the gateway keeps its audit events.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RecordingEntry {
+    /// The store's folder (relative to the file); audit events go to `audit/<day>.jsonl` under it.
+    dir: Spanned<String>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -74,6 +83,8 @@ pub struct GatewayConfig {
     pub routes: Vec<StaticRoute>,
     /// The router's options, the fallback included.
     pub options: RouterOptions,
+    /// Where audit events are kept, when `[recording]` says.
+    pub recording_dir: Option<PathBuf>,
 }
 
 /// Reads the line of a byte offset, for error messages.
@@ -235,5 +246,6 @@ pub fn load(path: &Path) -> anyhow::Result<GatewayConfig> {
         fallback,
         ..defaults
     };
-    Ok(GatewayConfig { listen, host_key: source.relative(file.host_key.get_ref()), routes, options })
+    let recording_dir = file.recording.as_ref().map(|recording| source.relative(recording.dir.get_ref()));
+    Ok(GatewayConfig { listen, host_key: source.relative(file.host_key.get_ref()), routes, options, recording_dir })
 }

@@ -76,7 +76,14 @@ async fn run_with_config(config_path: &Path) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let address = listener.local_addr().context("cannot read the listening address")?;
-    let router = Router::new(backend, host_key, config.options);
+    let audit: std::sync::Arc<dyn kite_ssh::audit::AuditSink> = match &config.recording_dir {
+        Some(dir) => std::sync::Arc::new(
+            kite_ssh::audit::JsonLines::open(dir)
+                .with_context(|| format!("cannot keep audit events under {}", dir.display()))?,
+        ),
+        None => std::sync::Arc::new(kite_ssh::audit::LogOnly),
+    };
+    let router = Router::with_audit(backend, host_key, config.options, audit);
     tracing::info!(%address, "kite gateway listening");
     eprintln!("kite gateway listening on {address}");
     router.serve(listener, crate::signal::shutdown()).await?;

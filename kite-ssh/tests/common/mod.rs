@@ -53,9 +53,18 @@ impl RunningRouter {
         options: RouterOptions,
         host_key: PrivateKey,
     ) -> Self {
+        Self::start_audited(backend, options, host_key, Arc::new(kite_ssh::audit::LogOnly)).await
+    }
+
+    pub async fn start_audited<B: kite_ssh::backend::Backend>(
+        backend: B,
+        options: RouterOptions,
+        host_key: PrivateKey,
+        audit: Arc<dyn kite_ssh::audit::AuditSink>,
+    ) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let router = Router::new(backend, host_key.clone(), options);
+        let router = Router::with_audit(backend, host_key.clone(), options, audit);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             router

@@ -1,0 +1,71 @@
+//! Audit events: who signed in (or failed to) from where, which machine
+//! each connection was routed to, each channel it opened, what it asked the
+//! machine to run, how it ended and how many bytes went each way.
+//!
+//! Every event is logged with `tracing` (target `kite_ssh::audit`) and
+//! handed to the router's [`AuditSink`]: [`JsonLines`] keeps them as files
+//! of JSON lines, one per day; an embedder may plug in its own. A password
+//! or a rejected login name (sometimes a password typed in the wrong field)
+//! never appears in an event: a rejected name is a keyed digest.
+//!
+//! The schema, one JSON object per line:
+//!
+//! ```json
+//! {"time":"2026-12-05T08:00:00.1Z","connection":"5d0c…","source":"203.0.113.7:40000","event":"auth","method":"password","result":"rejected","loginDigest":"9f2c…"}
+//! {"time":"…","connection":"5d0c…","source":"…","event":"auth","method":"publickey","result":"accepted","sshId":"alice","route":"kite-user-alice/web"}
+//! {"time":"…","connection":"5d0c…","source":"…","event":"channel-open","channel":0,"kind":"session"}
+//! {"time":"…","connection":"5d0c…","source":"…","event":"session-start","channel":0,"request":"exec","command":"uptime","pty":null}
+//! {"time":"…","connection":"5d0c…","source":"…","event":"channel-close","channel":0,"exitStatus":0,"exitSignal":null,"bytesToMachine":0,"bytesToUser":61,"seconds":0.4,"reason":null}
+//! {"time":"…","connection":"5d0c…","source":"…","event":"disconnect","seconds":0.5}
+//! ```
+//!
+//! A channel's `channel-close` comes however it ends, also when the
+//! gateway stops; a connection's `disconnect` comes last, once its
+//! channels and its connection to the machine have ended too. Only
+//! connections that tried to sign in are audited: port scans and load
+//! balancers' probes are not events.
+//!
+//! An embedder's own store is an [`AuditSink`]:
+//!
+//! ```
+//! use kite_ssh::audit::{AuditEvent, AuditSink, AuthResult, Event};
+//! use std::sync::atomic::{AtomicUsize, Ordering};
+//!
+//! /// Counts sign-ins.
+//! #[derive(Default)]
+//! struct SignIns(AtomicUsize);
+//!
+//! impl AuditSink for SignIns {
+//!     fn record(&self, event: &AuditEvent) {
+//!         if let Event::Auth { result: AuthResult::Accepted, .. } = event.event {
+//!             self.0.fetch_add(1, Ordering::Relaxed);
+//!         }
+//!     }
+//! }
+//! # let sink: std::sync::Arc<dyn AuditSink> = std::sync::Arc::new(SignIns::default());
+//! // kite_ssh::Router::with_audit(backend, host_key, options, sink)
+//! ```
+
+mod connection;
+mod event;
+mod json_lines;
+
+pub(crate) use connection::{ChannelTally, ConnectionAudit};
+pub use event::{AuditEvent, AuthMethod, AuthResult, ChannelKind, Event, Pty, SessionRequest};
+pub use json_lines::JsonLines;
+
+/// Where audit events go. Implementations must not block: the router calls
+/// [`AuditSink::record`] on its async runtime, so a sink that writes
+/// somewhere slow hands the event to a thread or a task of its own.
+pub trait AuditSink: Send + Sync + 'static {
+    /// Keeps one event.
+    fn record(&self, event: &AuditEvent);
+}
+
+/// The sink that keeps nothing (the events are still logged).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LogOnly;
+
+impl AuditSink for LogOnly {
+    fn record(&self, _event: &AuditEvent) {}
+}
