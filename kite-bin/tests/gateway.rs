@@ -144,6 +144,12 @@ fn the_gateway_routes_a_key_login_to_its_machine_and_keeps_its_host_key() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(events.contains(r#""sshId":"alice""#) && events.contains(r#""command":"echo via-gateway""#), "{events}");
+    // And the session's recording (sessions are recorded by default under [recording]).
+    let day = std::fs::read_dir(dir.path().join("recordings").join("recordings")).unwrap().next().unwrap().unwrap();
+    let cast = std::fs::read_dir(day.path()).unwrap().next().unwrap().unwrap();
+    let cast = std::fs::read_to_string(cast.path()).unwrap();
+    assert!(cast.lines().next().is_some_and(|header| header.contains(r#""version":2"#)), "{cast}");
+    assert!(cast.contains(r#""o","via-gateway\n"]"#), "{cast}");
     drop(gateway);
     let key_file = dir.path().join("gateway_host_ed25519_key");
     use std::os::unix::fs::PermissionsExt;

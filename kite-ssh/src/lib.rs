@@ -25,6 +25,7 @@ pub mod host_key;
 #[cfg(feature = "kube")]
 pub mod kube;
 pub mod limiter;
+mod live;
 mod login_digest;
 pub mod messages;
 mod options;

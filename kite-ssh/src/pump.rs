@@ -5,12 +5,10 @@
 //! grace to end too, and is then let go: a machine that never closes its
 //! side cannot keep a task, or its connection, once its user has left.
 
-use crate::audit::ChannelTally;
 use crate::messages;
-use crate::user_side::OpenChannel;
+use crate::user_side::{OpenChannel, Tap};
 use bytes::Bytes;
 use russh::{Channel, ChannelId, ChannelMsg, ChannelReadHalf, ChannelWriteHalf, client, server};
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinSet;
 
@@ -31,17 +29,17 @@ pub(crate) async fn pump(
     let (mut user_read, user_write) = user.split();
     // Each direction says whether it ended with the user's side closed.
     let mut directions = JoinSet::new();
-    let tally = open.tally.clone();
+    let tap = open.tap();
     directions.spawn(async move {
         for message in held {
-            if let Err(error) = forward_to_upstream(message, &up_write, &tally).await {
+            if let Err(error) = forward_to_upstream(message, &up_write, &tap).await {
                 tracing::debug!(%error, "replaying a request upstream failed");
             }
         }
         let mut user_closed = true;
         while let Some(message) = user_read.wait().await {
             let closing = matches!(message, ChannelMsg::Close);
-            if forward_to_upstream(message, &up_write, &tally).await.is_err() {
+            if forward_to_upstream(message, &up_write, &tap).await.is_err() {
                 user_closed = false;
                 break;
             }
@@ -53,9 +51,9 @@ pub(crate) async fn pump(
         user_closed
     });
     let closer = handle.clone();
-    let tally = open.tally.clone();
+    let tap = open.tap();
     directions.spawn(async move {
-        to_user(&mut up_read, &user_write, &handle, id, &tally).await;
+        to_user(&mut up_read, &user_write, &handle, id, &tap).await;
         let _ = user_write.close().await;
         true
     });
@@ -74,15 +72,18 @@ pub(crate) async fn pump(
 async fn forward_to_upstream(
     message: ChannelMsg,
     up: &ChannelWriteHalf<client::Msg>,
-    tally: &ChannelTally,
+    tap: &Tap,
 ) -> Result<(), russh::Error> {
     match message {
         ChannelMsg::Data { data } => {
-            tally.to_machine(data.len());
+            tap.tally.to_machine(data.len());
+            if let Some(recording) = &tap.recording {
+                recording.input(&data);
+            }
             up.data_bytes(data).await
         }
         ChannelMsg::ExtendedData { data, ext } => {
-            tally.to_machine(data.len());
+            tap.tally.to_machine(data.len());
             up.extended_data_bytes(ext, data).await
         }
         ChannelMsg::Eof => up.eof().await,
@@ -97,6 +98,9 @@ async fn forward_to_upstream(
         ChannelMsg::Exec { command, .. } => up.exec(true, command).await,
         ChannelMsg::RequestSubsystem { name, .. } => up.request_subsystem(true, name).await,
         ChannelMsg::WindowChange { col_width, row_height, pix_width, pix_height } => {
+            if let Some(recording) = &tap.recording {
+                recording.resize(col_width, row_height);
+            }
             up.window_change(col_width, row_height, pix_width, pix_height).await
         }
         ChannelMsg::Signal { signal } => up.signal(signal).await,
@@ -114,29 +118,44 @@ async fn to_user(
     user: &ChannelWriteHalf<server::Msg>,
     handle: &server::Handle,
     id: ChannelId,
-    tally: &Arc<ChannelTally>,
+    tap: &Tap,
 ) {
+    let tally = &tap.tally;
+    let record = |bytes: &[u8]| {
+        if let Some(recording) = &tap.recording {
+            recording.output(bytes);
+        }
+    };
     let mut start_answered = false;
     while let Some(message) = up.wait().await {
         let sent = match message {
             ChannelMsg::Data { data } => {
                 tally.to_user(data.len());
+                record(&data);
                 user.data_bytes(data).await.is_ok()
             }
             ChannelMsg::ExtendedData { data, ext } => {
                 tally.to_user(data.len());
+                record(&data);
                 user.extended_data_bytes(ext, data).await.is_ok()
             }
             ChannelMsg::Eof => user.eof().await.is_ok(),
             ChannelMsg::ExitStatus { exit_status } => {
                 tally.exit_status(exit_status);
+                if let Some(recording) = &tap.recording {
+                    recording.ended(format!("exit {exit_status}"));
+                }
                 user.exit_status(exit_status).await.is_ok()
             }
             ChannelMsg::ExitSignal { signal_name, core_dumped, error_message, lang_tag } => {
-                tally.exit_signal(match &signal_name {
+                let name = match &signal_name {
                     russh::Sig::Custom(name) => name.clone(),
                     named => format!("{named:?}"),
-                });
+                };
+                if let Some(recording) = &tap.recording {
+                    recording.ended(format!("signal {name}"));
+                }
+                tally.exit_signal(name);
                 handle.exit_signal_request(id, signal_name, core_dumped, error_message, lang_tag).await.is_ok()
             }
             ChannelMsg::Failure if !start_answered => {

@@ -5,6 +5,7 @@ use crate::audit::{AuditSink, LogOnly};
 use crate::backend::Backend;
 use crate::handler::{Connection, Shared};
 use crate::limiter::Limiter;
+use crate::live::LiveSessions;
 use crate::options::RouterOptions;
 use crate::unauthenticated::Unauthenticated;
 use crate::{Error, host_key, proxy_protocol};
@@ -35,6 +36,7 @@ pub struct Router<B> {
     config: Arc<Config>,
     connections: Arc<Semaphore>,
     unauthenticated: Arc<Unauthenticated>,
+    live: Arc<LiveSessions>,
 }
 
 impl<B> Clone for Router<B> {
@@ -44,6 +46,7 @@ impl<B> Clone for Router<B> {
             config: self.config.clone(),
             connections: self.connections.clone(),
             unauthenticated: self.unauthenticated.clone(),
+            live: self.live.clone(),
         }
     }
 }
@@ -56,7 +59,7 @@ impl<B: Backend> Router<B> {
     }
 
     /// A router whose audit events also go to `audit` (for example
-    /// [`crate::audit::JsonLines`], or an embedder's own store).
+    /// [`crate::audit::FileStore`], or an embedder's own store).
     pub fn with_audit(backend: B, host_key: PrivateKey, options: RouterOptions, audit: Arc<dyn AuditSink>) -> Self {
         tracing::info!(fingerprint = %host_key::fingerprint(&host_key), "SSH router host key");
         let config = Config {
@@ -78,7 +81,7 @@ impl<B: Backend> Router<B> {
         let unauthenticated = Unauthenticated::new(options.max_unauthenticated_per_source);
         let limiter = Limiter::new(options.rate_limit.clone());
         let shared = Arc::new(Shared { backend: Arc::new(backend), options: Arc::new(options), limiter, audit });
-        Self { shared, config: Arc::new(config), connections, unauthenticated }
+        Self { shared, config: Arc::new(config), connections, unauthenticated, live: Arc::default() }
     }
 
     /// Serves one accepted stream (for embedders that own their listener)
@@ -125,6 +128,7 @@ impl<B: Backend> Router<B> {
             }
         };
         let handle = session.handle();
+        let _live = self.live.add(handle.clone());
         let timeout = self.shared.options.handshake_timeout;
         let watchdog = tokio::spawn(async move {
             tokio::time::sleep(timeout).await;
@@ -148,7 +152,8 @@ impl<B: Backend> Router<B> {
     }
 
     /// Accepts connections on `listener` until `shutdown` completes; then
-    /// stops accepting and waits up to five seconds for open connections.
+    /// stops accepting, disconnects the sessions still open (telling their
+    /// users why) and waits up to five seconds for them to end.
     pub async fn serve(&self, listener: TcpListener, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
         let mut tasks = JoinSet::new();
         tokio::pin!(shutdown);
@@ -180,6 +185,7 @@ impl<B: Backend> Router<B> {
             }
         }
         tracing::info!("the SSH router stops accepting connections");
+        self.live.disconnect_all().await;
         let drain = async { while tasks.join_next().await.is_some() {} };
         if tokio::time::timeout(std::time::Duration::from_secs(5), drain).await.is_err() {
             tasks.abort_all();

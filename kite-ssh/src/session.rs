@@ -11,7 +11,7 @@
 //! window closes and it waits), and requests past the message limit close
 //! the channel.
 
-use crate::audit::{Event, Pty, SessionRequest};
+use crate::audit::{CastHeader, Event, Pty, SessionRequest};
 use crate::backend::Backend;
 use crate::budget::{Budget, Exceeded};
 use crate::messages;
@@ -51,6 +51,9 @@ pub(crate) async fn bridge<B: Backend>(
         Ok(Held::Started(held)) => held,
     };
     open.emit(session_start(u32::from(id), &held));
+    if let Some(header) = cast_header(&held, &slot.describe()) {
+        open.start_recording(slot.describe(), header);
+    }
     // 2. Connect, telling the user while the backend is starting, and go on
     // holding what the user sends, within the same budget.
     let connected = {
@@ -155,4 +158,31 @@ async fn refuse(user: &Channel<server::Msg>, message: &str) {
     let _ = user.exit_status(255).await;
     let _ = user.eof().await;
     let _ = user.close().await;
+}
+
+/// The header of a shell's or a command's recording; `None` for a
+/// subsystem (SFTP is audited, not recorded).
+fn cast_header(held: &[ChannelMsg], route: &str) -> Option<CastHeader> {
+    let command = match held.last() {
+        Some(ChannelMsg::Exec { command, .. }) => Some(String::from_utf8_lossy(command).into_owned()),
+        Some(ChannelMsg::RequestShell { .. }) => None,
+        _ => return None,
+    };
+    let pty = held.iter().rev().find_map(|message| match message {
+        ChannelMsg::RequestPty { term, col_width, row_height, .. } => Some((term.clone(), *col_width, *row_height)),
+        _ => None,
+    });
+    let (term, width, height) = match pty {
+        Some((term, cols, rows)) if cols > 0 && rows > 0 => (Some(term), cols, rows),
+        Some((term, _, _)) => (Some(term), 80, 24),
+        None => (None, 80, 24),
+    };
+    Some(CastHeader {
+        width,
+        height,
+        timestamp: jiff::Timestamp::now().as_second(),
+        command,
+        term,
+        title: route.to_string(),
+    })
 }

@@ -4,7 +4,7 @@
 //! one connection cannot open channels, or keep their tasks, without bound;
 //! and the connection's audit.
 
-use crate::audit::{ChannelKind, ChannelTally, ConnectionAudit, Event};
+use crate::audit::{CastHeader, ChannelKind, ChannelTally, ConnectionAudit, Event, Recording};
 use russh::server;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -29,14 +29,35 @@ pub(crate) struct OpenChannel {
     _place: OwnedSemaphorePermit,
     /// What the channel's tasks count.
     pub(crate) tally: Arc<ChannelTally>,
+    recording: Option<Recording>,
     audit: ConnectionAudit,
     reason: Option<&'static str>,
+}
+
+/// What a channel's tasks report what passes to: its tally, and its
+/// recording when it is recorded.
+#[derive(Clone)]
+pub(crate) struct Tap {
+    /// Bytes and how the channel ended.
+    pub(crate) tally: Arc<ChannelTally>,
+    /// The session's recording, if any.
+    pub(crate) recording: Option<Recording>,
 }
 
 impl OpenChannel {
     /// Audits `event` as the channel's.
     pub(crate) fn emit(&self, event: Event) {
         self.audit.emit(event);
+    }
+
+    /// Records this channel, when the store records sessions.
+    pub(crate) fn start_recording(&mut self, route: String, header: CastHeader) {
+        self.recording = self.audit.recording(self.tally.channel(), route, header);
+    }
+
+    /// What the channel's tasks report to.
+    pub(crate) fn tap(&self) -> Tap {
+        Tap { tally: self.tally.clone(), recording: self.recording.clone() }
     }
 
     /// Records why the gateway ended the channel, for its close event.
@@ -72,7 +93,13 @@ impl UserSide {
     pub(crate) fn open_channel(&self, channel: u32, kind: ChannelKind) -> Option<OpenChannel> {
         let place = self.channels.clone().try_acquire_owned().ok()?;
         self.audit.emit(Event::ChannelOpen { channel, kind });
-        Some(OpenChannel { _place: place, tally: ChannelTally::new(channel), audit: self.audit.clone(), reason: None })
+        Some(OpenChannel {
+            _place: place,
+            tally: ChannelTally::new(channel),
+            recording: None,
+            audit: self.audit.clone(),
+            reason: None,
+        })
     }
 }
 

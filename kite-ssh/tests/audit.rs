@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use kite_ssh::audit::JsonLines;
+use kite_ssh::audit::FileStore;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,7 +28,7 @@ async fn a_session_is_audited_from_sign_in_to_disconnect_and_a_rejected_name_nev
     let mut alice = route("alice", &sshd, &upstream_key);
     alice.authorized_keys = vec![user.key.public_key().clone()];
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(JsonLines::open(dir.path()).unwrap());
+    let store = Arc::new(FileStore::open(dir.path()).unwrap());
     let router = RunningRouter::start_audited(static_backend(vec![alice]), test_options(), new_key(), store).await;
 
     let ssh = Ssh::to(&router, "alice").key(&user);
@@ -75,7 +75,7 @@ async fn a_connection_that_never_signs_in_is_not_an_event() {
     let upstream_key = new_key();
     let sshd = Sshd::start(upstream_key.public_key());
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(JsonLines::open(dir.path()).unwrap());
+    let store = Arc::new(FileStore::open(dir.path()).unwrap());
     let router = RunningRouter::start_audited(
         static_backend(vec![route("alice", &sshd, &upstream_key)]),
         test_options(),

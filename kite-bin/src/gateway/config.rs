@@ -31,6 +31,27 @@ struct File {
 struct RecordingEntry {
     /// The store's folder (relative to the file); audit events go to `audit/<day>.jsonl` under it.
     dir: Spanned<String>,
+    /// Whether shell and command sessions are recorded (asciicast, under `recordings/`).
+    #[serde(default = "yes")]
+    sessions: bool,
+    /// Whether the user's input is recorded too (typed passwords land in it).
+    #[serde(default)]
+    input: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Where the gateway keeps audit events, and what it records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recording {
+    /// The store's folder.
+    pub dir: PathBuf,
+    /// Whether sessions are recorded.
+    pub sessions: bool,
+    /// Whether input is recorded.
+    pub input: bool,
 }
 
 #[derive(Deserialize, Debug)]
@@ -83,8 +104,8 @@ pub struct GatewayConfig {
     pub routes: Vec<StaticRoute>,
     /// The router's options, the fallback included.
     pub options: RouterOptions,
-    /// Where audit events are kept, when `[recording]` says.
-    pub recording_dir: Option<PathBuf>,
+    /// Where audit events are kept, and what is recorded, when `[recording]` says.
+    pub recording: Option<Recording>,
 }
 
 /// Reads the line of a byte offset, for error messages.
@@ -246,6 +267,10 @@ pub fn load(path: &Path) -> anyhow::Result<GatewayConfig> {
         fallback,
         ..defaults
     };
-    let recording_dir = file.recording.as_ref().map(|recording| source.relative(recording.dir.get_ref()));
-    Ok(GatewayConfig { listen, host_key: source.relative(file.host_key.get_ref()), routes, options, recording_dir })
+    let recording = file.recording.as_ref().map(|recording| Recording {
+        dir: source.relative(recording.dir.get_ref()),
+        sessions: recording.sessions,
+        input: recording.input,
+    });
+    Ok(GatewayConfig { listen, host_key: source.relative(file.host_key.get_ref()), routes, options, recording })
 }

@@ -76,11 +76,13 @@ async fn run_with_config(config_path: &Path) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let address = listener.local_addr().context("cannot read the listening address")?;
-    let audit: std::sync::Arc<dyn kite_ssh::audit::AuditSink> = match &config.recording_dir {
-        Some(dir) => std::sync::Arc::new(
-            kite_ssh::audit::JsonLines::open(dir)
-                .with_context(|| format!("cannot keep audit events under {}", dir.display()))?,
-        ),
+    let audit: std::sync::Arc<dyn kite_ssh::audit::AuditSink> = match &config.recording {
+        Some(recording) => {
+            let store = kite_ssh::audit::FileStore::open(&recording.dir)
+                .with_context(|| format!("cannot keep audit events under {}", recording.dir.display()))?;
+            let store = if recording.sessions { store.recording_sessions(recording.input) } else { store };
+            std::sync::Arc::new(store)
+        }
         None => std::sync::Arc::new(kite_ssh::audit::LogOnly),
     };
     let router = Router::with_audit(backend, host_key, config.options, audit);

@@ -1,7 +1,7 @@
 //! One connection's audit: its id, source and start, and the tally of each
 //! channel (bytes each way, how it ended) that its close event reports.
 
-use super::{AuditEvent, AuditSink, Event};
+use super::{AuditEvent, AuditSink, CastHeader, Event, Recording, RecordingAbout};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -50,6 +50,13 @@ impl ConnectionAudit {
     /// Logs `event` and hands it to the sink.
     pub(crate) fn emit(&self, event: Event) {
         self.inner.emit(event);
+    }
+
+    /// A recording of `channel`, when the sink records sessions.
+    pub(crate) fn recording(&self, channel: u32, route: String, header: CastHeader) -> Option<Recording> {
+        let about = RecordingAbout { connection: self.inner.connection.clone(), channel, route, header };
+        let writer = self.inner.sink.recording(&about)?;
+        Some(Recording::start(writer, &about.header))
     }
 }
 
@@ -100,6 +107,11 @@ impl ChannelTally {
             to_user: AtomicU64::new(0),
             exit: Mutex::new((None, None)),
         })
+    }
+
+    /// The channel's number.
+    pub(crate) fn channel(&self) -> u32 {
+        self.channel
     }
 
     /// Bytes went from the user to the machine.

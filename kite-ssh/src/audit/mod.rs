@@ -3,8 +3,9 @@
 //! machine to run, how it ended and how many bytes went each way.
 //!
 //! Every event is logged with `tracing` (target `kite_ssh::audit`) and
-//! handed to the router's [`AuditSink`]: [`JsonLines`] keeps them as files
-//! of JSON lines, one per day; an embedder may plug in its own. A password
+//! handed to the router's [`AuditSink`]: [`FileStore`] keeps them as files
+//! of JSON lines, one per day, and records sessions when asked; an
+//! embedder may plug in its own. A password
 //! or a rejected login name (sometimes a password typed in the wrong field)
 //! never appears in an event: a rejected name is a keyed digest.
 //!
@@ -46,13 +47,18 @@
 //! // kite_ssh::Router::with_audit(backend, host_key, options, sink)
 //! ```
 
+mod cast;
 mod connection;
 mod event;
-mod json_lines;
+mod file_store;
+mod recording;
 
+pub use cast::{CastEncoder, CastHeader};
 pub(crate) use connection::{ChannelTally, ConnectionAudit};
 pub use event::{AuditEvent, AuthMethod, AuthResult, ChannelKind, Event, Pty, SessionRequest};
-pub use json_lines::JsonLines;
+pub use file_store::FileStore;
+pub(crate) use recording::Recording;
+pub use recording::{CastWriter, RecordingAbout};
 
 /// Where audit events go. Implementations must not block: the router calls
 /// [`AuditSink::record`] on its async runtime, so a sink that writes
@@ -60,6 +66,14 @@ pub use json_lines::JsonLines;
 pub trait AuditSink: Send + Sync + 'static {
     /// Keeps one event.
     fn record(&self, event: &AuditEvent);
+
+    /// Where to record a shell or command session, if this store records
+    /// it (asciicast v2; see [`CastEncoder`]). None by default: SFTP,
+    /// forwards and agent channels are audited, never recorded.
+    fn recording(&self, about: &RecordingAbout) -> Option<Box<dyn CastWriter>> {
+        let _ = about;
+        None
+    }
 }
 
 /// The sink that keeps nothing (the events are still logged).

@@ -1,0 +1,156 @@
+//! The filesystem store: audit events as JSON lines, one file per day
+//! (UTC), `<dir>/audit/<YYYY-MM-DD>.jsonl`, and, when asked, recordings,
+//! one asciicast file per recorded channel,
+//! `<dir>/recordings/<YYYY-MM-DD>/<connection>-<channel>.cast`. A thread of
+//! its own writes, so the router never waits on the disk.
+
+use super::recording::{CastWriter, RecordingAbout};
+use super::{AuditEvent, AuditSink};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Sender};
+use std::thread::JoinHandle;
+
+/// What the writer thread is asked to do.
+enum Job {
+    /// Append a line to a file, opened (and kept open) when first written.
+    Line(PathBuf, String),
+    /// A recording ended: close its file.
+    Close(PathBuf),
+}
+
+/// Audit events, and recordings when asked, under a directory. Dropping it
+/// writes what is still queued before it returns.
+#[derive(Debug)]
+pub struct FileStore {
+    jobs: Option<Sender<Job>>,
+    writer: Option<JoinHandle<()>>,
+    dir: PathBuf,
+    recordings: Option<bool>,
+}
+
+impl FileStore {
+    /// A store under `dir` (made when missing) that keeps audit events and
+    /// records no session until [`FileStore::recording_sessions`] says.
+    pub fn open(dir: &Path) -> Result<Self, crate::Error> {
+        let audit = dir.join("audit");
+        std::fs::create_dir_all(&audit)
+            .map_err(|source| crate::Error::Io { what: format!("creating {}", audit.display()), source })?;
+        let (jobs, received) = mpsc::channel::<Job>();
+        let writer = std::thread::Builder::new()
+            .name("kite-audit".into())
+            .spawn(move || write_jobs(received))
+            .map_err(|source| crate::Error::Io { what: "starting the audit writer".into(), source })?;
+        Ok(Self { jobs: Some(jobs), writer: Some(writer), dir: dir.to_path_buf(), recordings: None })
+    }
+
+    /// Records shell and command sessions too: their output, and their
+    /// input when `input` is true.
+    pub fn recording_sessions(mut self, input: bool) -> Self {
+        self.recordings = Some(input);
+        self
+    }
+
+    /// The store's folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn send(&self, job: Job) {
+        let sent = self.jobs.as_ref().is_some_and(|jobs| jobs.send(job).is_ok());
+        if !sent {
+            tracing::error!("the audit writer has stopped; a line was not kept");
+        }
+    }
+}
+
+fn write_jobs(received: mpsc::Receiver<Job>) {
+    let mut open: HashMap<PathBuf, File> = HashMap::new();
+    for job in received {
+        match job {
+            Job::Line(path, line) => {
+                if !open.contains_key(&path) {
+                    let opened = path
+                        .parent()
+                        .map_or(Ok(()), std::fs::create_dir_all)
+                        .and_then(|()| std::fs::OpenOptions::new().create(true).append(true).open(&path));
+                    match opened {
+                        Ok(file) => {
+                            open.insert(path.clone(), file);
+                        }
+                        Err(error) => {
+                            tracing::error!(path = %path.display(), %error, "an audit file could not be opened");
+                            continue;
+                        }
+                    }
+                }
+                if let Some(file) = open.get_mut(&path)
+                    && let Err(error) = file.write_all(line.as_bytes())
+                {
+                    tracing::error!(path = %path.display(), %error, "an audit line could not be written");
+                }
+            }
+            Job::Close(path) => {
+                open.remove(&path);
+            }
+        }
+    }
+}
+
+impl AuditSink for FileStore {
+    fn record(&self, event: &AuditEvent) {
+        let Ok(mut line) = serde_json::to_string(event) else { return };
+        line.push('\n');
+        let day = event.time.get(..10).unwrap_or("unknown");
+        let path = self.dir.join("audit").join(format!("{day}.jsonl"));
+        // The day's file is closed after each event: events are few, and a
+        // file left open would outlive its day.
+        self.send(Job::Line(path.clone(), line));
+        self.send(Job::Close(path));
+    }
+
+    fn recording(&self, about: &RecordingAbout) -> Option<Box<dyn CastWriter>> {
+        let input = self.recordings?;
+        let jobs = self.jobs.clone()?;
+        let day = jiff::Timestamp::now().to_string();
+        let day = day.get(..10).unwrap_or("unknown");
+        let path = self.dir.join("recordings").join(day).join(format!("{}-{}.cast", about.connection, about.channel));
+        Some(Box::new(FileCast { jobs, path, input }))
+    }
+}
+
+impl Drop for FileStore {
+    fn drop(&mut self) {
+        // Closing the queue ends the writer once it has written the rest;
+        // recordings still open hold their own senders, so it waits for them too.
+        drop(self.jobs.take());
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+/// One recording's file.
+struct FileCast {
+    jobs: Sender<Job>,
+    path: PathBuf,
+    input: bool,
+}
+
+impl CastWriter for FileCast {
+    fn line(&mut self, line: &str) {
+        let _ = self.jobs.send(Job::Line(self.path.clone(), format!("{line}\n")));
+    }
+
+    fn wants_input(&self) -> bool {
+        self.input
+    }
+}
+
+impl Drop for FileCast {
+    fn drop(&mut self) {
+        let _ = self.jobs.send(Job::Close(self.path.clone()));
+    }
+}
