@@ -107,13 +107,19 @@ fn the_gateway_routes_a_key_login_to_its_machine_and_keeps_its_host_key() {
     let config = format!(
         "listen = \"127.0.0.1:{port}\"\nhost_key = \"gateway_host_ed25519_key\"\n\n[[route]]\nuser = \"alice\"\n\
          authorized_keys = [\"{}\"]\nupstream = \"{}\"\nupstream_user = \"root\"\nupstream_key = \"alice_upstream_ed25519\"\n\
-         upstream_host_key = \"{}\"\n\n[recording]\ndir = \"recordings\"\n",
+         upstream_host_key = \"{}\"\n\n[recording]\ndir = \"recordings\"\nmax_age_days = 30\n",
         public_line(user.key.public_key()),
         sshd.address(),
         public_line(sshd.host_key.public_key())
     );
     let path = dir.path().join("gateway.toml");
     std::fs::write(&path, config).unwrap();
+    // A day of audit events and recordings long past max_age_days.
+    let old_casts = dir.path().join("recordings/recordings/2020-01-01");
+    std::fs::create_dir_all(&old_casts).unwrap();
+    std::fs::write(old_casts.join("old-0.cast"), "{}\n").unwrap();
+    std::fs::create_dir_all(dir.path().join("recordings/audit")).unwrap();
+    std::fs::write(dir.path().join("recordings/audit/2020-01-01.jsonl"), "{}\n").unwrap();
     let gateway = Gateway(
         kite_with(&["gateway", "--config", path.to_str().unwrap()])
             .stdout(Stdio::null())
@@ -144,6 +150,8 @@ fn the_gateway_routes_a_key_login_to_its_machine_and_keeps_its_host_key() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(events.contains(r#""sshId":"alice""#) && events.contains(r#""command":"echo via-gateway""#), "{events}");
+    // The old day went when the gateway started.
+    assert!(!old_casts.exists() && !dir.path().join("recordings/audit/2020-01-01.jsonl").exists());
     // And the session's recording (sessions are recorded by default under [recording]).
     let day = std::fs::read_dir(dir.path().join("recordings").join("recordings")).unwrap().next().unwrap().unwrap();
     let cast = std::fs::read_dir(day.path()).unwrap().next().unwrap().unwrap();

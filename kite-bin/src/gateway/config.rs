@@ -37,6 +37,10 @@ struct RecordingEntry {
     /// Whether the user's input is recorded too (typed passwords land in it).
     #[serde(default)]
     input: bool,
+    /// Days after which audit events and recordings go.
+    max_age_days: Option<u64>,
+    /// The most the store may hold, in MiB; past it the oldest days go.
+    max_size_mib: Option<u64>,
 }
 
 fn yes() -> bool {
@@ -52,6 +56,8 @@ pub struct Recording {
     pub sessions: bool,
     /// Whether input is recorded.
     pub input: bool,
+    /// How long, and how much, is kept.
+    pub retention: kite_ssh::audit::Retention,
 }
 
 #[derive(Deserialize, Debug)]
@@ -271,6 +277,10 @@ pub fn load(path: &Path) -> anyhow::Result<GatewayConfig> {
         dir: source.relative(recording.dir.get_ref()),
         sessions: recording.sessions,
         input: recording.input,
+        retention: kite_ssh::audit::Retention {
+            max_age: recording.max_age_days.map(|days| Duration::from_secs(days.saturating_mul(86_400))),
+            max_bytes: recording.max_size_mib.map(|mib| mib.saturating_mul(1 << 20)),
+        },
     });
     Ok(GatewayConfig { listen, host_key: source.relative(file.host_key.get_ref()), routes, options, recording })
 }

@@ -81,6 +81,7 @@ async fn run_with_config(config_path: &Path) -> anyhow::Result<()> {
             let store = kite_ssh::audit::FileStore::open(&recording.dir)
                 .with_context(|| format!("cannot keep audit events under {}", recording.dir.display()))?;
             let store = if recording.sessions { store.recording_sessions(recording.input) } else { store };
+            let store = store.retention(recording.retention);
             std::sync::Arc::new(store)
         }
         None => std::sync::Arc::new(kite_ssh::audit::LogOnly),

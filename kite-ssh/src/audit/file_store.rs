@@ -5,6 +5,7 @@
 //! its own writes, so the router never waits on the disk.
 
 use super::recording::{CastWriter, RecordingAbout};
+use super::retention::{self, Retention};
 use super::{AuditEvent, AuditSink};
 use std::collections::HashMap;
 use std::fs::File;
@@ -12,6 +13,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How often the store prunes what its retention no longer allows.
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// What the writer thread is asked to do.
 enum Job {
@@ -19,6 +24,8 @@ enum Job {
     Line(PathBuf, String),
     /// A recording ended: close its file.
     Close(PathBuf),
+    /// Keep within these limits from now on (pruning at once, then hourly).
+    Retain(Retention),
 }
 
 /// Audit events, and recordings when asked, under a directory. Dropping it
@@ -41,7 +48,10 @@ impl FileStore {
         let (jobs, received) = mpsc::channel::<Job>();
         let writer = std::thread::Builder::new()
             .name("kite-audit".into())
-            .spawn(move || write_jobs(received))
+            .spawn({
+                let dir = dir.to_path_buf();
+                move || write_jobs(&dir, received)
+            })
             .map_err(|source| crate::Error::Io { what: "starting the audit writer".into(), source })?;
         Ok(Self { jobs: Some(jobs), writer: Some(writer), dir: dir.to_path_buf(), recordings: None })
     }
@@ -50,6 +60,13 @@ impl FileStore {
     /// input when `input` is true.
     pub fn recording_sessions(mut self, input: bool) -> Self {
         self.recordings = Some(input);
+        self
+    }
+
+    /// Keeps the store within `retention`: whole days go, oldest first,
+    /// now and every hour, by the thread that writes (never the current day).
+    pub fn retention(self, retention: Retention) -> Self {
+        self.send(Job::Retain(retention));
         self
     }
 
@@ -66,10 +83,25 @@ impl FileStore {
     }
 }
 
-fn write_jobs(received: mpsc::Receiver<Job>) {
+fn write_jobs(dir: &Path, received: mpsc::Receiver<Job>) {
     let mut open: HashMap<PathBuf, File> = HashMap::new();
-    for job in received {
+    let mut retention: Option<Retention> = None;
+    loop {
+        let job = match received.recv_timeout(PRUNE_EVERY) {
+            Ok(job) => job,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Some(limits) = retention {
+                    prune(dir, limits);
+                }
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
         match job {
+            Job::Retain(limits) => {
+                retention = Some(limits);
+                prune(dir, limits);
+            }
             Job::Line(path, line) => {
                 if !open.contains_key(&path) {
                     let opened = path
@@ -96,6 +128,17 @@ fn write_jobs(received: mpsc::Receiver<Job>) {
                 open.remove(&path);
             }
         }
+    }
+}
+
+fn prune(dir: &Path, limits: Retention) {
+    let today = jiff::Timestamp::now().to_string();
+    match retention::prune(dir, limits, today.get(..10).unwrap_or_default()) {
+        Ok(pruned) if !pruned.days.is_empty() => {
+            tracing::info!(days = ?pruned.days, bytes = pruned.bytes, "pruned audit events and recordings past their retention");
+        }
+        Ok(_) => {}
+        Err(error) => tracing::error!(dir = %dir.display(), %error, "pruning audit events and recordings failed"),
     }
 }
 

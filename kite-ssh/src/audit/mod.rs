@@ -52,6 +52,7 @@ mod connection;
 mod event;
 mod file_store;
 mod recording;
+mod retention;
 
 pub use cast::{CastEncoder, CastHeader};
 pub(crate) use connection::{ChannelTally, ConnectionAudit};
@@ -59,6 +60,7 @@ pub use event::{AuditEvent, AuthMethod, AuthResult, ChannelKind, Event, Pty, Ses
 pub use file_store::FileStore;
 pub(crate) use recording::Recording;
 pub use recording::{CastWriter, RecordingAbout};
+pub use retention::Retention;
 
 /// Where audit events go. Implementations must not block: the router calls
 /// [`AuditSink::record`] on its async runtime, so a sink that writes
