@@ -574,3 +574,57 @@ async fn a_changed_domain_prefix_frees_the_old_one_and_holds_the_new_one() {
     let (status, answer) = bob.post("/vms", machine("site", "blog")).await;
     assert_eq!(status, StatusCode::CREATED, "the old prefix is free at once: {answer}");
 }
+
+/// A key pair made by `ssh-keygen`: its public line, and its fingerprint as `ssh-keygen -l` prints it.
+fn ssh_keygen(dir: &std::path::Path, name: &str, kind: &[&str]) -> (String, String) {
+    use kite_testkit::openssh::{require, run_bounded, text};
+    let path = dir.join(name);
+    let mut make = std::process::Command::new(require("ssh-keygen"));
+    make.args(kind).args(["-N", "", "-q", "-C", "kim@laptop", "-f"]).arg(&path);
+    let made = run_bounded(make, None, std::time::Duration::from_secs(30));
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let mut list = std::process::Command::new(require("ssh-keygen"));
+    list.arg("-lf").arg(path.with_extension("pub"));
+    let listed = text(&run_bounded(list, None, std::time::Duration::from_secs(30)).stdout);
+    let fingerprint = listed.split_whitespace().nth(1).unwrap().to_string();
+    (std::fs::read_to_string(path.with_extension("pub")).unwrap().trim().to_string(), fingerprint)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_adds_and_removes_its_ssh_keys_and_each_refusal_says_why() {
+    let platform = Platform::start().await;
+    let kim = platform.sign_up("kim").await;
+    let dir = tempfile::tempdir().unwrap();
+    let (line, fingerprint) = ssh_keygen(dir.path(), "id_ed25519", &["-t", "ed25519"]);
+    let (status, keys) = kim.post("/me/ssh-keys", json!({ "key": format!("{line}\n") })).await;
+    assert_eq!(status, StatusCode::CREATED, "{keys}");
+    assert_eq!(keys[0]["fingerprint"], fingerprint.as_str(), "the fingerprint is ssh-keygen's");
+    assert_eq!((keys[0]["kind"].as_str(), keys[0]["comment"].as_str()), (Some("ssh-ed25519"), Some("kim@laptop")));
+    assert_eq!(kim.get("/me/ssh-keys").await.1, keys);
+    let refused = |status: StatusCode, body: &Value, words: &str| {
+        assert!(body["message"].as_str().unwrap_or_default().contains(words), "{status}: {body}");
+    };
+    let (status, body) = kim.post("/me/ssh-keys", json!({ "key": line.replace("kim@laptop", "other comment") })).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    refused(status, &body, "already");
+    let (status, body) = kim.post("/me/ssh-keys", json!({ "key": format!("command=\"ls\" {line}") })).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    refused(status, &body, "options");
+    let (status, body) = kim.post("/me/ssh-keys", json!({ "key": format!("{line}\n{line}") })).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    refused(status, &body, "one line");
+    let (weak, _) = ssh_keygen(dir.path(), "id_rsa_1024", &["-t", "rsa", "-b", "1024"]);
+    let (status, body) = kim.post("/me/ssh-keys", json!({ "key": weak })).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    refused(status, &body, "too weak");
+    // Another account's list is its own.
+    let lee = platform.sign_up("lee").await;
+    assert_eq!(lee.get("/me/ssh-keys").await.1, json!([]));
+    assert_eq!(platform.anonymous().get("/me/ssh-keys").await.0, StatusCode::UNAUTHORIZED);
+    // Removed by its fingerprint (which holds '+', '/' and ':' in a query string).
+    let query = form_urlencoded::Serializer::new(String::new()).append_pair("fingerprint", &fingerprint).finish();
+    let (status, keys) = kim.delete(&format!("/me/ssh-keys?{query}")).await;
+    assert_eq!((status, keys), (StatusCode::OK, json!([])));
+    let (status, body) = kim.delete(&format!("/me/ssh-keys?{query}")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+}

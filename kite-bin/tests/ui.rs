@@ -297,6 +297,23 @@ async fn journey(browser: &Browser, base: &str, ssh: u16) {
     let invited = client.execute("return document.querySelector('#invited-emails').value;", vec![]).await.unwrap();
     assert_eq!(invited, json!("grace@example.org\nlin@example.org"));
 
+    // The account page adds an SSH key, shows its fingerprint, and removes it.
+    client.goto(&page("/account")).await.unwrap();
+    let key = kite_testkit::openssh::new_key();
+    let line = kite_testkit::openssh::public_line(key.public_key());
+    let fingerprint = key.public_key().fingerprint(russh::keys::HashAlg::Sha256).to_string();
+    browser.fill("#new-key", &line).await;
+    browser.click("form[data-api='POST /api/v1/me/ssh-keys'] button[type=submit]").await;
+    until(Duration::from_secs(10), "the key's fingerprint on the account page", || async {
+        (browser.text_of("table.keys td code").await? == fingerprint).then_some(())
+    })
+    .await;
+    browser.click("table.keys button.danger").await;
+    until(Duration::from_secs(10), "the key to go", || async {
+        (browser.text_of("p.empty").await.as_deref() == Some("No key yet.")).then_some(())
+    })
+    .await;
+
     // The account page changes the password (the session goes on, with a new
     // CSRF token) and signs out everywhere.
     let csrf = "return document.cookie;";

@@ -31,6 +31,7 @@ pub mod rate_limit;
 pub mod reservation;
 pub mod routes;
 pub mod session;
+pub mod ssh_keys;
 pub mod state;
 pub mod validate;
 

@@ -46,6 +46,7 @@ fn connection(connection: &Connection) -> Markup {
                     pre #ssh-config { (config) }
                     button type="button" data-copy="#ssh-config" { "Copy" }
                 }
+                p.hint { "It asks for the machine's password, unless you add your public key on your " a href="/account" { "account page" } "; the gateway then signs you in with the key." }
             } @else {
                 p.notice #ssh-unavailable { (connection.explanation) }
             }

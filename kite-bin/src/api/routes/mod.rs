@@ -7,6 +7,7 @@ pub mod admin_settings;
 pub mod admin_users;
 pub mod auth;
 pub mod offers;
+pub mod ssh_keys;
 pub mod status;
 pub mod vms;
 
@@ -27,6 +28,7 @@ pub fn api() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(auth::me))
         .routes(routes!(account::logout_everywhere))
         .routes(routes!(account::change_password))
+        .routes(routes!(ssh_keys::list, ssh_keys::add, ssh_keys::remove))
         .routes(routes!(vms::list, vms::create))
         .routes(routes!(vms::get, vms::patch, vms::delete))
         .routes(routes!(vms::start))
