@@ -95,9 +95,27 @@ async fn the_controller_converges_a_machine_and_reports_on_itself() {
     let platform_table = kubectl(&kubeconfig, &["get", "kiteplatforms"]);
     assert!(platform_table.contains("Disabled"), "the gateway's phase shows: {platform_table}");
 
-    let (code, metrics) = http_get(probes, "/metrics").unwrap();
-    assert_eq!(code, 200);
-    for reconciler in ["tenant", "vm", "gateway", "storage"] {
+    // An offer's EXPIRES column shows its time, not `<invalid>` (a `date` column of a time to come).
+    let offer: kite_core::api::KiteVirtualMachineOffer = serde_json::from_value(serde_json::json!({
+        "apiVersion": "hy3ons.github.io/v1", "kind": "KiteVirtualMachineOffer",
+        "metadata": {"name": "voucher", "namespace": "kite-user-alice"},
+        "spec": {"cpu": 1, "memory": "1Gi", "disk": "20Gi", "image": "ubuntu-22.04",
+                 "expiresAt": "2999-01-01T00:00:00Z", "createdBy": "ada"}
+    }))
+    .unwrap();
+    Api::<kite_core::api::KiteVirtualMachineOffer>::namespaced(client.clone(), "kite-user-alice")
+        .create(&Default::default(), &offer)
+        .await
+        .unwrap();
+    let offers = kubectl(&kubeconfig, &["-n", "kite-user-alice", "get", "ktvmo"]);
+    assert!(offers.contains("2999-01-01T00:00:00Z") && !offers.contains("<invalid>"), "{offers}");
+
+    let metrics = eventually(Duration::from_secs(10), "the offer reconciler's metrics", || async {
+        let (code, metrics) = http_get(probes, "/metrics")?;
+        (code == 200 && metrics.contains("reconciler=\"offer\"")).then_some(metrics)
+    })
+    .await;
+    for reconciler in ["tenant", "vm", "gateway", "storage", "offer"] {
         assert!(metrics.contains(&format!("kite_reconciles_total{{reconciler=\"{reconciler}\"}}")), "{metrics}");
     }
     assert!(metrics.contains("kite_reconcile_duration_seconds_bucket"), "{metrics}");

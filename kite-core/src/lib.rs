@@ -63,6 +63,7 @@ pub mod gateway;
 pub mod key;
 pub mod labels;
 pub mod names;
+pub mod offer;
 pub mod quantity;
 pub mod reconcile;
 pub mod required;

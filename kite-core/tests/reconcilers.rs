@@ -466,3 +466,41 @@ async fn machines_are_kept_from_the_nodes_and_the_api_server_as_their_addresses_
     .await;
     cluster.stop().await;
 }
+
+#[tokio::test]
+async fn an_offer_nobody_claims_goes_at_its_expiry_and_a_claimed_one_stays() {
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    let mut cluster = Cluster::new().await;
+    cluster.create_namespace("kite-user-ines", true).await;
+    let offers: Api<KiteVirtualMachineOffer> = Api::namespaced(cluster.client.clone(), "kite-user-ines");
+    let offer = |name: &str, in_seconds: i64| {
+        let expires = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(in_seconds);
+        KiteVirtualMachineOffer::new(
+            name,
+            KiteVirtualMachineOfferSpec {
+                cpu: 1,
+                memory: Quantity("1Gi".into()),
+                disk: Quantity("20Gi".into()),
+                image: "ubuntu-22.04".into(),
+                expires_at: Time(expires),
+                created_by: "ada".into(),
+            },
+        )
+    };
+    for (name, seconds) in [("soon", 2), ("later", 3600), ("taken", 2)] {
+        offers.create(&Default::default(), &offer(name, seconds)).await.unwrap();
+    }
+    let claimed = json!({"status": {"phase": "Claimed", "claimedBy": "ines"}});
+    offers.patch_status("taken", &PatchParams::default(), &Patch::Merge(&claimed)).await.unwrap();
+    cluster.run();
+    eventually(Duration::from_secs(15), "the unclaimed offer to go at its expiry", || async {
+        offers.get_opt("soon").await.unwrap().is_none().then_some(())
+    })
+    .await;
+    // Looked at again when it expired, not on a poll: it went within seconds of its time.
+    assert!(offers.get_opt("later").await.unwrap().is_some(), "an offer still valid stays");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(offers.get_opt("taken").await.unwrap().is_some(), "a claimed offer stays");
+    cluster.stop().await;
+}

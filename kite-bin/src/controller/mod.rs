@@ -10,7 +10,7 @@ use crate::probes::Probes;
 use anyhow::Context as _;
 use clap::Args;
 use kite_core::reconcile::{Context, Metrics, preflight};
-use kite_core::{gateway, tenant, vm};
+use kite_core::{gateway, offer, tenant, vm};
 use kube::Client;
 use kube_lease_manager::LeaseManagerBuilder;
 use prometheus_client::metrics::gauge::Gauge;
@@ -72,7 +72,7 @@ fn identity(args: &ControllerArgs) -> String {
 }
 
 /// Runs every reconciler until `stop` turns true: tenants, machines, the
-/// gateway's exposure, and storage.
+/// gateway's exposure, storage, and offers that expire.
 pub async fn run_reconcilers(client: Client, settings: &Settings, metrics: Metrics, stop: watch::Receiver<bool>) {
     let until = move || {
         let mut stop = stop.clone();
@@ -80,7 +80,7 @@ pub async fn run_reconcilers(client: Client, settings: &Settings, metrics: Metri
             let _ = stop.wait_for(|stopped| *stopped).await;
         }
     };
-    // One constructor for the four contexts, whose configurations differ in type.
+    // One constructor for the contexts, whose configurations differ in type.
     fn context<C>(client: &Client, config: C, metrics: &Metrics, identity: &str) -> Arc<Context<C>> {
         Arc::new(Context::new(client.clone(), config, metrics.clone(), Some(identity.to_string())))
     }
@@ -95,11 +95,13 @@ pub async fn run_reconcilers(client: Client, settings: &Settings, metrics: Metri
     let exposure = context(&client, gateway::Config { platform_namespace: namespace.clone() }, &metrics, identity);
     let cloner = (namespace, settings.service_account.clone());
     let storage = context(&client, kite_storage::reconciler::Config { cloner }, &metrics, identity);
+    let offers = context(&client, (), &metrics, identity);
     tokio::join!(
         tenant::run(tenants, until()),
         vm::run(machines, until()),
         gateway::run(exposure, until()),
         kite_storage::reconciler::run(storage, until()),
+        offer::run(offers, until()),
     );
 }
 

@@ -134,6 +134,14 @@ pub fn grants(namespaces: &Namespaces) -> Vec<Grant> {
             "watches machines; its finalizer; deletes a machine whose `spec.delete` is set",
         ),
         grant(Controller, cluster(), KITE, &["kitevirtualmachines/status"], &["patch"], "reports each machine's phase"),
+        grant(
+            Controller,
+            cluster(),
+            KITE,
+            &["kitevirtualmachineoffers"],
+            &["list", "watch", "delete"],
+            "deletes an offer nobody claimed at its expiry",
+        ),
         grant(Controller, cluster(), KITE, &["kiteplatforms"], READ, "reads the platform's settings"),
         grant(
             Controller,

@@ -24,7 +24,8 @@ use serde::{Deserialize, Serialize};
     printcolumn(name = "CPU", type_ = "integer", json_path = ".spec.cpu"),
     printcolumn(name = "MEM", type_ = "string", json_path = ".spec.memory"),
     printcolumn(name = "DISK", type_ = "string", json_path = ".spec.disk"),
-    printcolumn(name = "EXPIRES", type_ = "date", json_path = ".spec.expiresAt"),
+    // The time itself: a `date` column prints an age, and a time still to come has none (`<invalid>`).
+    printcolumn(name = "EXPIRES", type_ = "string", json_path = ".spec.expiresAt"),
     printcolumn(name = "PHASE", type_ = "string", json_path = ".status.phase")
 )]
 #[serde(rename_all = "camelCase")]
