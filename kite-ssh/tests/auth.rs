@@ -8,18 +8,8 @@ use common::*;
 use kite_ssh::backend::HostKeyCheck;
 use kite_ssh::{Fallback, RateLimit, RouterOptions};
 use russh::client::{self, AuthResult};
-use russh::keys::PublicKeyOrCertificate;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-struct AnyHostKey;
-
-impl client::Handler for AnyHostKey {
-    type Error = russh::Error;
-    async fn check_server_key(&mut self, _key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
-        Ok(true)
-    }
-}
 
 async fn client(router: &RunningRouter) -> client::Handle<AnyHostKey> {
     client::connect(Arc::new(client::Config::default()), router.address(), AnyHostKey).await.unwrap()

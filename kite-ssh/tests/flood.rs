@@ -9,21 +9,12 @@ mod common;
 use common::*;
 use kite_ssh::{RateLimit, RouterOptions};
 use russh::client::{self, AuthResult};
-use russh::keys::{PrivateKeyWithHashAlg, PublicKeyOrCertificate};
+use russh::keys::PrivateKeyWithHashAlg;
 use russh::{Channel, ChannelMsg};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::time::Instant;
-
-struct AnyHostKey;
-
-impl client::Handler for AnyHostKey {
-    type Error = russh::Error;
-    async fn check_server_key(&mut self, _key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
-        Ok(true)
-    }
-}
 
 /// The median of `rounds` one-line round trips through `cat` on `channel`.
 async fn median_round_trip(channel: &mut Channel<client::Msg>, rounds: usize) -> Duration {

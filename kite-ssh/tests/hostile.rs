@@ -8,21 +8,10 @@ mod common;
 use common::*;
 use kite_ssh::RouterOptions;
 use kite_ssh::messages;
-use russh::client::{self, AuthResult};
-use russh::keys::{PrivateKeyWithHashAlg, PublicKeyOrCertificate};
+use russh::client::{self};
 use russh::{Channel, ChannelMsg};
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
-
-struct AnyHostKey;
-
-impl client::Handler for AnyHostKey {
-    type Error = russh::Error;
-    async fn check_server_key(&mut self, _key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
-        Ok(true)
-    }
-}
 
 /// A router with one route `alice` to `sshd` (with `options`), and alice's key.
 async fn router_to(
@@ -36,13 +25,6 @@ async fn router_to(
     (RunningRouter::start(static_backend(vec![alice]), options).await, user)
 }
 
-async fn signed_in(router: &RunningRouter, user: &UserKey) -> client::Handle<AnyHostKey> {
-    let mut handle = client::connect(Arc::new(client::Config::default()), router.address(), AnyHostKey).await.unwrap();
-    let key = PrivateKeyWithHashAlg::new(Arc::new(user.key.clone()), None);
-    assert!(matches!(handle.authenticate_publickey("alice", key).await.unwrap(), AuthResult::Success));
-    handle
-}
-
 /// What the channel's stderr said before it closed; panics if it did not close within `limit`.
 async fn stderr_until_closed(channel: &mut Channel<client::Msg>, limit: Duration) -> String {
     let deadline = Instant::now() + limit;
@@ -53,19 +35,6 @@ async fn stderr_until_closed(channel: &mut Channel<client::Msg>, limit: Duration
             Ok(None | Some(ChannelMsg::Close)) => return stderr,
             Ok(Some(ChannelMsg::ExtendedData { data, .. })) => stderr.push_str(&String::from_utf8_lossy(&data)),
             Ok(Some(_)) => {}
-        }
-    }
-}
-
-/// Reads stdout until `needle` shows up (10 s at most).
-async fn read_until(channel: &mut Channel<client::Msg>, needle: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut seen = String::new();
-    while !seen.contains(needle) {
-        match tokio::time::timeout_at(deadline, channel.wait()).await {
-            Ok(Some(ChannelMsg::Data { data })) => seen.push_str(&String::from_utf8_lossy(&data)),
-            Ok(Some(_)) => {}
-            other => panic!("no {needle:?} (saw {seen:?}): {other:?}"),
         }
     }
 }

@@ -6,18 +6,8 @@ mod common;
 
 use common::*;
 use russh::client::{self, AuthResult};
-use russh::keys::PublicKeyOrCertificate;
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
-
-struct AnyHostKey;
-
-impl client::Handler for AnyHostKey {
-    type Error = russh::Error;
-    async fn check_server_key(&mut self, _key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
-        Ok(true)
-    }
-}
 
 /// Everything logged in this process, at every level.
 fn captured() -> &'static Arc<Mutex<Vec<u8>>> {

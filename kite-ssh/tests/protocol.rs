@@ -6,19 +6,10 @@ mod common;
 
 use common::*;
 use russh::client::{self, AuthResult};
-use russh::keys::{PrivateKeyWithHashAlg, PublicKeyOrCertificate};
+use russh::keys::PrivateKeyWithHashAlg;
 use russh::{ChannelMsg, Sig};
 use std::sync::Arc;
 use std::time::Duration;
-
-struct AnyHostKey;
-
-impl client::Handler for AnyHostKey {
-    type Error = russh::Error;
-    async fn check_server_key(&mut self, _key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
-        Ok(true)
-    }
-}
 
 async fn connect(s: &Setup) -> client::Handle<AnyHostKey> {
     let config = Arc::new(client::Config::default());

@@ -8,22 +8,11 @@ mod common;
 use common::*;
 use kite_ssh::RouterOptions;
 use kite_ssh::audit::FileStore;
-use russh::client::{self, AuthResult};
-use russh::keys::{PrivateKeyWithHashAlg, PublicKeyOrCertificate};
-use russh::{Channel, ChannelMsg};
+use russh::ChannelMsg;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-struct AnyHostKey;
-
-impl client::Handler for AnyHostKey {
-    type Error = russh::Error;
-    async fn check_server_key(&mut self, _key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
-        Ok(true)
-    }
-}
 
 /// A router whose store records sessions (and input when `input`), and alice's key.
 async fn recording_router(
@@ -38,25 +27,6 @@ async fn recording_router(
     let store = Arc::new(FileStore::open(dir).unwrap().recording_sessions(input));
     let options = RouterOptions { close_grace: Duration::from_millis(300), ..test_options() };
     (RunningRouter::start_audited(static_backend(vec![alice]), options, new_key(), store).await, user)
-}
-
-async fn signed_in(router: &RunningRouter, user: &UserKey) -> client::Handle<AnyHostKey> {
-    let mut handle = client::connect(Arc::new(client::Config::default()), router.address(), AnyHostKey).await.unwrap();
-    let key = PrivateKeyWithHashAlg::new(Arc::new(user.key.clone()), None);
-    assert!(matches!(handle.authenticate_publickey("alice", key).await.unwrap(), AuthResult::Success));
-    handle
-}
-
-async fn read_until(channel: &mut Channel<client::Msg>, needle: &str) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    let mut seen = String::new();
-    while !seen.contains(needle) {
-        match tokio::time::timeout_at(deadline, channel.wait()).await {
-            Ok(Some(ChannelMsg::Data { data })) => seen.push_str(&String::from_utf8_lossy(&data)),
-            Ok(Some(_)) => {}
-            other => panic!("no {needle:?} (saw {seen:?}): {other:?}"),
-        }
-    }
 }
 
 /// The one recording under `dir`, once its last event (a marker) is written.

@@ -376,3 +376,37 @@ pub async fn setup() -> Setup {
     let router = RunningRouter::start(static_backend(vec![alice]), test_options()).await;
     Setup { sshd, router, user }
 }
+
+/// A russh client handler that accepts any host key (each test's router has a fresh one).
+pub struct AnyHostKey;
+
+impl russh::client::Handler for AnyHostKey {
+    type Error = russh::Error;
+    async fn check_server_key(&mut self, _key: &russh::keys::PublicKeyOrCertificate) -> Result<bool, Self::Error> {
+        Ok(true)
+    }
+}
+
+/// A russh client signed in through `router` as `alice` with `user`'s key.
+pub async fn signed_in(router: &RunningRouter, user: &UserKey) -> russh::client::Handle<AnyHostKey> {
+    let config = Arc::new(russh::client::Config::default());
+    let mut handle = russh::client::connect(config, router.address(), AnyHostKey).await.unwrap();
+    let key = russh::keys::PrivateKeyWithHashAlg::new(Arc::new(user.key.clone()), None);
+    let signed = handle.authenticate_publickey("alice", key).await.unwrap();
+    assert!(matches!(signed, russh::client::AuthResult::Success), "alice's key was refused: {signed:?}");
+    handle
+}
+
+/// Reads a channel's stdout until `needle` shows up (10 s at most); what was read.
+pub async fn read_until(channel: &mut russh::Channel<russh::client::Msg>, needle: &str) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let mut seen = String::new();
+    while !seen.contains(needle) {
+        match tokio::time::timeout_at(deadline, channel.wait()).await {
+            Ok(Some(russh::ChannelMsg::Data { data })) => seen.push_str(&String::from_utf8_lossy(&data)),
+            Ok(Some(_)) => {}
+            other => panic!("no {needle:?} (saw {seen:?}): {other:?}"),
+        }
+    }
+    seen
+}
