@@ -8,6 +8,7 @@
 //! hashing a password, per client address and for everyone together, at
 //! the rates `KitePlatform.spec.signup` sets.
 
+use super::error::ApiError;
 use kite_core::api::SignupSpec;
 use kite_ssh::RateLimit;
 use kite_ssh::limiter::Limiter;
@@ -75,6 +76,16 @@ impl SignupLimits {
 /// The whole seconds to say in a refusal that must wait `wait`.
 pub fn seconds(wait: Duration) -> u64 {
     wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+}
+
+/// Refuses with `429` while `client` or `account` is banned for failed
+/// password checks (sign-in, or the current password of a password change):
+/// "too many `attempts`; try again in N seconds".
+pub fn refuse_while_banned(limits: &Limiter, client: IpAddr, account: &str, attempts: &str) -> Result<(), ApiError> {
+    let Some(wait) = limits.refused_for(client, account) else { return Ok(()) };
+    tracing::warn!(%client, "password attempts limited");
+    let seconds = seconds(wait);
+    Err(ApiError::too_many(format!("too many {attempts}; try again in {seconds} seconds"), seconds))
 }
 
 #[cfg(test)]

@@ -93,10 +93,7 @@ pub async fn change_password(
     // Guessing the current password from a stolen session counts as failed sign-ins.
     let client = crate::api::client_address::client_address(peer.ip(), &headers, &state.trusted_proxies);
     let account = caller.user.spec.email.to_lowercase();
-    if let Some(wait) = state.limits.refused_for(client, &account) {
-        let seconds = rate_limit::seconds(wait);
-        return Err(ApiError::too_many(format!("too many failed attempts; try again in {seconds} seconds"), seconds));
-    }
+    rate_limit::refuse_while_banned(&state.limits, client, &account, "failed attempts")?;
     let (current, stored) = (change.current_password, caller.user.spec.password.clone());
     if !state.hashing.run(move || kite_ssh::password::verify(&current, &stored)).await? {
         state.limits.record_failure(client, &account);

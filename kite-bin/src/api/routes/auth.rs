@@ -206,11 +206,7 @@ pub async fn login(
     // Validated first: a body that cannot name an account is refused before anything is looked up or counted.
     let email_key = validate::email(&request.email).map_err(|_| ApiError::unauthorized(NOT_RIGHT))?.to_lowercase();
     let client = crate::api::client_address::client_address(peer.ip(), &headers, &state.trusted_proxies);
-    if let Some(wait) = state.limits.refused_for(client, &email_key) {
-        tracing::warn!(%client, "sign-in attempts limited");
-        let seconds = rate_limit::seconds(wait);
-        return Err(ApiError::too_many(format!("too many sign-in attempts; try again in {seconds} seconds"), seconds));
-    }
+    rate_limit::refuse_while_banned(&state.limits, client, &email_key, "sign-in attempts")?;
     let user = state.users.find(by::EMAIL, &email_key).into_iter().next();
     let stored = user.as_ref().map(|u| u.spec.password.clone());
     let password = request.password.clone();
