@@ -96,6 +96,28 @@ async fn from_sign_up_to_a_shell_in_a_machine_and_back() {
     assert!(echoed.status.success(), "cat through the gateway: {}", text(&echoed.stderr));
     assert!(echoed.stdout == input, "cat echoed {} bytes, not the 32 MiB it was sent", echoed.stdout.len());
 
+    // A key on the account page signs in too, and `kite doctor --probe-machine` proves it from outside.
+    let key = kite_testkit::openssh::UserKey::new();
+    let line = kite_testkit::openssh::public_line(key.key.public_key());
+    let (status, body) = ada.post("/me/ssh-keys", json!({ "key": line })).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let doctor = |key: &std::path::Path| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kite"));
+        command.arg("doctor").arg("--kubeconfig").arg(&kubeconfig);
+        command.args(["--ssh-address", &format!("127.0.0.1:{ssh}"), "--probe-machine", "ada_web", "--probe-key"]);
+        command.arg(key);
+        text(&kite_testkit::openssh::run_bounded(command, None, Duration::from_secs(90)).stdout)
+    };
+    let probe = format!("machine login ada_web@127.0.0.1:{ssh}");
+    eventually(Duration::from_secs(30), "the doctor's probe to sign in with the key", || async {
+        let report = doctor(&key.path);
+        report.contains(&format!("ok   {probe}: signed in with the key and ran `true`")).then_some(())
+    })
+    .await;
+    let stranger = kite_testkit::openssh::UserKey::new();
+    let report = doctor(&stranger.path);
+    assert!(report.contains(&format!("FAIL {probe}: the gateway refused the key for ada_web")), "{report}");
+
     // The book's kubectl commands, and kubectl's typed commands (protobuf bodies), on the demo's cluster.
     let book_and_typed: [&[&str]; 6] = [
         &["get", "kiteusers,ktvm", "-A"],

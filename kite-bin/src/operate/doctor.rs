@@ -10,7 +10,8 @@
 //! say why; APIServices that are not Available; webhook configurations whose
 //! Service is gone; failed DataVolumes; and the default StorageClasses.
 //! From outside the cluster, as a user meets Kite: `--public-url` answers
-//! `/api/v1/health`, and `--ssh-address` presents the gateway's host key.
+//! `/api/v1/health`, `--ssh-address` presents the gateway's host key, and
+//! `--probe-machine` signs in to a machine through it with a key.
 
 use super::observe::{deployment_state, platform_state, termination};
 use super::plan::{Check, Outcome};
@@ -45,6 +46,12 @@ pub struct DoctorArgs {
     /// Check from outside that this SSH address (`host:port`, as users connect) presents the gateway's host key.
     #[arg(long)]
     pub ssh_address: Option<String>,
+    /// With --ssh-address: sign in to the machine with this `sshId`, as its user would, and run a command.
+    #[arg(long, requires_all = ["ssh_address", "probe_key"])]
+    pub probe_machine: Option<String>,
+    /// With --probe-machine: the private key (OpenSSH, unencrypted) whose public half the machine's owner added.
+    #[arg(long, requires = "probe_machine")]
+    pub probe_key: Option<PathBuf>,
     /// `text` for people, `json` for machines.
     #[arg(long, value_enum, default_value_t = Output::Text)]
     pub output: Output,
@@ -59,6 +66,9 @@ pub async fn run(args: DoctorArgs) -> anyhow::Result<()> {
     }
     if let Some(address) = &args.ssh_address {
         checks.push(super::outside::ssh_address(&client, &args.namespace, address).await);
+        if let (Some(ssh_id), Some(key)) = (&args.probe_machine, &args.probe_key) {
+            checks.push(super::probe::machine_login(address, ssh_id, key).await);
+        }
     }
     let failed = checks.iter().filter(|c| c.outcome == Outcome::Fail).count();
     let warned = checks.iter().filter(|c| c.outcome == Outcome::Warn).count();

@@ -24,6 +24,7 @@ pub mod observe;
 mod outside;
 pub mod plan;
 pub mod preflight;
+mod probe;
 mod provenance;
 mod report;
 pub mod run;
