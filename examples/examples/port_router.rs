@@ -6,6 +6,7 @@
 //!   cargo run -p kite-examples --example port_router -- upstream_key upstream_host_key.pub
 //! ```
 // ANCHOR: all
+use kite_ssh::audit::{AuditEvent, AuditSink, AuthResult, Event};
 use kite_ssh::backend::{Backend, HostKeyCheck, Readiness, Route, Upstream, UpstreamAuth};
 use kite_ssh::{Router, RouterOptions, password};
 use russh::keys::{PrivateKey, PublicKey};
@@ -41,6 +42,18 @@ impl Backend for PortRouter {
     }
 }
 
+/// An audit store of its own: prints each sign-in. (`kite_ssh::audit::FileStore`
+/// keeps every event, and recordings, on disk.)
+struct PrintSignIns;
+
+impl AuditSink for PrintSignIns {
+    fn record(&self, event: &AuditEvent) {
+        if let Event::Auth { result: AuthResult::Accepted, ssh_id: Some(login), .. } = &event.event {
+            println!("{login} signed in from {}", event.source);
+        }
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -53,7 +66,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         upstream_host_key: russh::keys::load_public_key(host_key)?,
     };
     let host_key = kite_ssh::host_key::load_or_generate("port_router_host_key".as_ref())?;
-    let router = Router::new(backend, host_key, RouterOptions::default());
+    let router = Router::with_audit(backend, host_key, RouterOptions::default(), Arc::new(PrintSignIns));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:2222").await?;
     println!("listening on 127.0.0.1:2222; try: ssh -p 2222 22@127.0.0.1");
     router.serve(listener, async { tokio::signal::ctrl_c().await.unwrap_or(()) }).await?;
