@@ -50,10 +50,11 @@ pub(crate) async fn bridge<B: Backend>(
         }
         Ok(Held::Started(held)) => held,
     };
-    open.emit(session_start(u32::from(id), &held));
-    if let Some(header) = cast_header(&held, &slot.describe()) {
+    let (request, pty) = session_request(&held);
+    if let Some(header) = cast_header(&request, pty.as_ref(), &slot.describe()) {
         open.start_recording(slot.describe(), header);
     }
+    open.emit(Event::SessionStart { channel: u32::from(id), request, pty });
     // 2. Connect, telling the user while the backend is starting, and go on
     // holding what the user sends, within the same budget.
     let connected = {
@@ -102,9 +103,9 @@ pub(crate) async fn bridge<B: Backend>(
     pump(user, upstream_channel, held, handle, options.close_grace, open).await;
 }
 
-/// The audit event of a session's start: what it asked for, with the
-/// terminal it asked for before, if any.
-fn session_start(channel: u32, held: &[ChannelMsg]) -> Event {
+/// What a session asked for (its last held request), with the terminal it
+/// asked for before, if any.
+fn session_request(held: &[ChannelMsg]) -> (SessionRequest, Option<Pty>) {
     let pty = held.iter().rev().find_map(|message| match message {
         ChannelMsg::RequestPty { term, col_width, row_height, .. } => {
             Some(Pty { term: term.clone(), cols: *col_width, rows: *row_height })
@@ -118,7 +119,7 @@ fn session_start(channel: u32, held: &[ChannelMsg]) -> Event {
         Some(ChannelMsg::RequestSubsystem { name, .. }) => SessionRequest::Subsystem { name: name.clone() },
         _ => SessionRequest::Shell,
     };
-    Event::SessionStart { channel, request, pty }
+    (request, pty)
 }
 
 /// What the channel sent before its session started.
@@ -162,27 +163,22 @@ async fn refuse(user: &Channel<server::Msg>, message: &str) {
 
 /// The header of a shell's or a command's recording; `None` for a
 /// subsystem (SFTP is audited, not recorded).
-fn cast_header(held: &[ChannelMsg], route: &str) -> Option<CastHeader> {
-    let command = match held.last() {
-        Some(ChannelMsg::Exec { command, .. }) => Some(String::from_utf8_lossy(command).into_owned()),
-        Some(ChannelMsg::RequestShell { .. }) => None,
-        _ => return None,
+fn cast_header(request: &SessionRequest, pty: Option<&Pty>, route: &str) -> Option<CastHeader> {
+    let command = match request {
+        SessionRequest::Exec { command } => Some(command.clone()),
+        SessionRequest::Shell => None,
+        SessionRequest::Subsystem { .. } => return None,
     };
-    let pty = held.iter().rev().find_map(|message| match message {
-        ChannelMsg::RequestPty { term, col_width, row_height, .. } => Some((term.clone(), *col_width, *row_height)),
-        _ => None,
-    });
-    let (term, width, height) = match pty {
-        Some((term, cols, rows)) if cols > 0 && rows > 0 => (Some(term), cols, rows),
-        Some((term, _, _)) => (Some(term), 80, 24),
-        None => (None, 80, 24),
+    let (width, height) = match pty {
+        Some(pty) if pty.cols > 0 && pty.rows > 0 => (pty.cols, pty.rows),
+        _ => (80, 24),
     };
     Some(CastHeader {
         width,
         height,
         timestamp: jiff::Timestamp::now().as_second(),
         command,
-        term,
+        term: pty.map(|pty| pty.term.clone()),
         title: route.to_string(),
     })
 }
