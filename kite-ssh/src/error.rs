@@ -23,6 +23,9 @@ pub enum Error {
     /// A route or option is not usable.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// An audit store could not be read or written.
+    #[error("audit store: {0}")]
+    Store(String),
     /// The SSH layer failed.
     #[error("ssh: {0}")]
     Ssh(#[from] russh::Error),

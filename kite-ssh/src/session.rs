@@ -54,7 +54,8 @@ pub(crate) async fn bridge<B: Backend>(
     if let Some(header) = cast_header(&request, pty.as_ref(), &slot.describe()) {
         open.start_recording(slot.describe(), header);
     }
-    open.emit(Event::SessionStart { channel: u32::from(id), request, pty });
+    let recorded = open.is_recorded();
+    open.emit(Event::SessionStart { channel: u32::from(id), request, pty, recorded });
     // 2. Connect, telling the user while the backend is starting, and go on
     // holding what the user sends, within the same budget.
     let connected = {

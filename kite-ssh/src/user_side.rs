@@ -55,6 +55,11 @@ impl OpenChannel {
         self.recording = self.audit.recording(self.tally.channel(), route, header);
     }
 
+    /// Whether this channel is recorded.
+    pub(crate) fn is_recorded(&self) -> bool {
+        self.recording.is_some()
+    }
+
     /// What the channel's tasks report to.
     pub(crate) fn tap(&self) -> Tap {
         Tap { tally: self.tally.clone(), recording: self.recording.clone() }

@@ -1,10 +1,10 @@
 //! The audit events and their JSON form.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 
 /// One audit event of one connection.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditEvent {
     /// When it happened, RFC 3339 in UTC.
@@ -19,7 +19,7 @@ pub struct AuditEvent {
 }
 
 /// What happened.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
 pub enum Event {
     /// An authentication attempt with a password or a signed key (offered
@@ -57,6 +57,9 @@ pub enum Event {
         request: SessionRequest,
         /// The terminal it asked for, if any.
         pty: Option<Pty>,
+        /// Whether the store records it (see [`super::AuditSink::recording`]).
+        #[serde(default)]
+        recorded: bool,
     },
     /// A channel ended.
     #[serde(rename_all = "camelCase")]
@@ -85,7 +88,7 @@ pub enum Event {
 }
 
 /// An authentication method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AuthMethod {
     /// A password.
@@ -97,7 +100,7 @@ pub enum AuthMethod {
 }
 
 /// How an authentication attempt went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AuthResult {
     /// Signed in.
@@ -109,7 +112,7 @@ pub enum AuthResult {
 }
 
 /// A channel's kind.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum ChannelKind {
     /// A session: a shell, a command or a subsystem.
@@ -133,7 +136,7 @@ pub enum ChannelKind {
 }
 
 /// What a session asked for.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "request", rename_all = "kebab-case")]
 pub enum SessionRequest {
     /// A login shell.
@@ -151,7 +154,7 @@ pub enum SessionRequest {
 }
 
 /// A terminal's type and size.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pty {
     /// `TERM`.
     pub term: String,
@@ -175,6 +178,7 @@ mod tests {
                 channel: 0,
                 request: SessionRequest::Exec { command: "uptime".into() },
                 pty: Some(Pty { term: "xterm".into(), cols: 80, rows: 24 }),
+                recorded: true,
             },
         };
         assert_eq!(
@@ -182,9 +186,11 @@ mod tests {
             serde_json::json!({
                 "time": "2026-12-05T08:00:00Z", "connection": "c1", "source": "203.0.113.7:40000",
                 "event": "session-start", "channel": 0, "request": "exec", "command": "uptime",
-                "pty": {"term": "xterm", "cols": 80, "rows": 24}
+                "pty": {"term": "xterm", "cols": 80, "rows": 24}, "recorded": true
             })
         );
+        let line = serde_json::to_string(&event).unwrap();
+        assert_eq!(serde_json::from_str::<AuditEvent>(&line).unwrap(), event, "events read back as written");
         let open = Event::ChannelOpen { channel: 2, kind: ChannelKind::DirectTcpip { host: "db".into(), port: 5432 } };
         assert_eq!(
             serde_json::to_value(&open).unwrap(),

@@ -4,6 +4,7 @@
 //! `<dir>/recordings/<YYYY-MM-DD>/<connection>-<channel>.cast`. A thread of
 //! its own writes, so the router never waits on the disk.
 
+use super::archive::{ArchiveFuture, AuditArchive, is_connection_id, parse_events};
 use super::recording::{CastWriter, RecordingAbout};
 use super::retention::{self, Retention};
 use super::{AuditEvent, AuditSink};
@@ -161,6 +162,87 @@ impl AuditSink for FileStore {
         let day = day.get(..10).unwrap_or("unknown");
         let path = self.dir.join("recordings").join(day).join(format!("{}-{}.cast", about.connection, about.channel));
         Some(Box::new(FileCast { jobs, path, input }))
+    }
+}
+
+/// Runs a blocking read of the store on tokio's blocking threads.
+fn blocking<'a, T: Send + 'static>(
+    read: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+    what: String,
+) -> ArchiveFuture<'a, T> {
+    Box::pin(async move {
+        match tokio::task::spawn_blocking(read).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(crate::Error::Store(format!("{what}: {error}"))),
+            Err(error) => Err(crate::Error::Store(format!("{what}: {error}"))),
+        }
+    })
+}
+
+/// Whether `name` is a day (`YYYY-MM-DD`).
+fn is_day(name: &str) -> bool {
+    name.parse::<jiff::civil::Date>().is_ok() && name.len() == 10
+}
+
+impl AuditArchive for FileStore {
+    fn days(&self) -> ArchiveFuture<'_, Vec<String>> {
+        let audit = self.dir.join("audit");
+        let what = format!("reading {}", audit.display());
+        blocking(
+            move || {
+                let mut days: Vec<String> = std::fs::read_dir(&audit)?
+                    .filter_map(|entry| entry.ok()?.file_name().to_str()?.strip_suffix(".jsonl").map(str::to_string))
+                    .filter(|name| is_day(name))
+                    .collect();
+                days.sort();
+                Ok(days)
+            },
+            what,
+        )
+    }
+
+    fn events<'a>(&'a self, day: &'a str) -> ArchiveFuture<'a, Vec<super::AuditEvent>> {
+        if !is_day(day) {
+            return Box::pin(async { Ok(Vec::new()) });
+        }
+        let path = self.dir.join("audit").join(format!("{day}.jsonl"));
+        let what = format!("reading {}", path.display());
+        blocking(
+            move || match std::fs::read_to_string(&path) {
+                Ok(text) => Ok(parse_events(&text, &path.display().to_string())),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+                Err(error) => Err(error),
+            },
+            what,
+        )
+    }
+
+    fn recording<'a>(&'a self, connection: &'a str, channel: u32) -> ArchiveFuture<'a, Option<Vec<u8>>> {
+        if !is_connection_id(connection) {
+            return Box::pin(async { Ok(None) });
+        }
+        let recordings = self.dir.join("recordings");
+        let name = format!("{connection}-{channel}.cast");
+        let what = format!("reading {}", recordings.display());
+        blocking(
+            move || {
+                let Ok(entries) = std::fs::read_dir(&recordings) else { return Ok(None) };
+                let mut days: Vec<String> = entries
+                    .filter_map(|entry| entry.ok()?.file_name().to_str().map(str::to_string))
+                    .filter(|name| is_day(name))
+                    .collect();
+                days.sort();
+                for day in days.iter().rev() {
+                    match std::fs::read(recordings.join(day).join(&name)) {
+                        Ok(bytes) => return Ok(Some(bytes)),
+                        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(error) => return Err(error),
+                    }
+                }
+                Ok(None)
+            },
+            what,
+        )
     }
 }
 

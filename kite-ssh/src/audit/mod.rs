@@ -15,7 +15,7 @@
 //! {"time":"2026-12-05T08:00:00.1Z","connection":"5d0c…","source":"203.0.113.7:40000","event":"auth","method":"password","result":"rejected","loginDigest":"9f2c…"}
 //! {"time":"…","connection":"5d0c…","source":"…","event":"auth","method":"publickey","result":"accepted","sshId":"alice","route":"kite-user-alice/web"}
 //! {"time":"…","connection":"5d0c…","source":"…","event":"channel-open","channel":0,"kind":"session"}
-//! {"time":"…","connection":"5d0c…","source":"…","event":"session-start","channel":0,"request":"exec","command":"uptime","pty":null}
+//! {"time":"…","connection":"5d0c…","source":"…","event":"session-start","channel":0,"request":"exec","command":"uptime","pty":null,"recorded":true}
 //! {"time":"…","connection":"5d0c…","source":"…","event":"channel-close","channel":0,"exitStatus":0,"exitSignal":null,"bytesToMachine":0,"bytesToUser":61,"seconds":0.4,"reason":null}
 //! {"time":"…","connection":"5d0c…","source":"…","event":"disconnect","seconds":0.5}
 //! ```
@@ -47,13 +47,16 @@
 //! // kite_ssh::Router::with_audit(backend, host_key, options, sink)
 //! ```
 
+mod archive;
 mod cast;
 mod connection;
 mod event;
 mod file_store;
 mod recording;
 mod retention;
+mod summary;
 
+pub use archive::{ArchiveFuture, AuditArchive, is_connection_id, parse_events};
 pub use cast::{CastEncoder, CastHeader};
 pub(crate) use connection::{ChannelTally, ConnectionAudit};
 pub use event::{AuditEvent, AuthMethod, AuthResult, ChannelKind, Event, Pty, SessionRequest};
@@ -61,6 +64,7 @@ pub use file_store::FileStore;
 pub(crate) use recording::Recording;
 pub use recording::{CastWriter, RecordingAbout};
 pub use retention::Retention;
+pub use summary::{ChannelSummary, SessionSummary, recent_sessions, summarize};
 
 /// Where audit events go. Implementations must not block: the router calls
 /// [`AuditSink::record`] on its async runtime, so a sink that writes
