@@ -4,6 +4,7 @@
 use crate::audit::{AuditSink, AuthMethod, AuthResult, ChannelKind, ConnectionAudit, Event};
 use crate::backend::{Backend, Route, Upstream, UpstreamAuth};
 use crate::limiter::Limiter;
+use crate::live::LiveInfo;
 use crate::login_digest::login_digest;
 use crate::options::RouterOptions;
 use crate::slot::{Target, UpstreamSlot};
@@ -44,8 +45,8 @@ fn reject() -> Auth {
 }
 
 impl<B: Backend> Connection<B> {
-    pub(crate) fn new(shared: Arc<Shared<B>>, peer: SocketAddr, pending: Arc<Pending>) -> Self {
-        let audit = ConnectionAudit::new(shared.audit.clone(), peer);
+    pub(crate) fn new(shared: Arc<Shared<B>>, peer: SocketAddr, pending: Arc<Pending>, live: Arc<LiveInfo>) -> Self {
+        let audit = ConnectionAudit::new(shared.audit.clone(), live);
         let user = UserSide::new(shared.options.max_channels_per_connection, shared.options.close_grace, audit);
         Self { shared, peer, slot: None, user, pending, failures: 0 }
     }
@@ -80,6 +81,7 @@ impl<B: Backend> Connection<B> {
         self.shared.limiter.record_success(self.peer.ip(), login);
         let route = slot.describe();
         tracing::info!(peer = %self.peer, login, ?method, %route, "authenticated");
+        self.user.audit.live().signed_in(login, &route);
         self.user.audit.emit(Event::Auth {
             method,
             result: AuthResult::Accepted,

@@ -25,7 +25,7 @@ pub mod host_key;
 #[cfg(feature = "kube")]
 pub mod kube;
 pub mod limiter;
-mod live;
+pub mod live;
 mod login_digest;
 pub mod messages;
 mod options;

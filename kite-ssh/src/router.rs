@@ -5,7 +5,7 @@ use crate::audit::{AuditSink, LogOnly};
 use crate::backend::Backend;
 use crate::handler::{Connection, Shared};
 use crate::limiter::Limiter;
-use crate::live::LiveSessions;
+use crate::live::{LiveInfo, LiveSessions, Sessions};
 use crate::options::RouterOptions;
 use crate::unauthenticated::Unauthenticated;
 use crate::{Error, host_key, proxy_protocol};
@@ -84,6 +84,12 @@ impl<B: Backend> Router<B> {
         Self { shared, config: Arc::new(config), connections, unauthenticated, live: Arc::default() }
     }
 
+    /// The sessions this router serves now: list them, watch a recording
+    /// while it is written, end one.
+    pub fn sessions(&self) -> Sessions {
+        Sessions { live: self.live.clone() }
+    }
+
     /// Serves one accepted stream (for embedders that own their listener)
     /// until the client disconnects.
     ///
@@ -115,7 +121,8 @@ impl<B: Backend> Router<B> {
             tracing::warn!(%peer, "refused a connection: its address holds too many that have not signed in");
             return Ok(());
         };
-        let handler = Connection::new(self.shared.clone(), peer, pending.clone());
+        let info = LiveInfo::new(peer);
+        let handler = Connection::new(self.shared.clone(), peer, pending.clone(), info.clone());
         let handshake = tokio::time::timeout(
             self.shared.options.handshake_timeout,
             russh::server::run_stream(self.config.clone(), stream, handler),
@@ -128,7 +135,7 @@ impl<B: Backend> Router<B> {
             }
         };
         let handle = session.handle();
-        let _live = self.live.add(handle.clone());
+        let _live = self.live.add(handle.clone(), info);
         let timeout = self.shared.options.handshake_timeout;
         let watchdog = tokio::spawn(async move {
             tokio::time::sleep(timeout).await;

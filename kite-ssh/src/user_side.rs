@@ -115,7 +115,7 @@ mod tests {
 
     #[test]
     fn a_connection_holds_at_most_its_channels_and_gets_places_back() {
-        let audit = ConnectionAudit::new(Arc::new(LogOnly), "192.0.2.1:1".parse().unwrap());
+        let audit = ConnectionAudit::new(Arc::new(LogOnly), crate::live::LiveInfo::new("192.0.2.1:1".parse().unwrap()));
         let side = UserSide::new(2, Duration::ZERO, audit);
         let first = side.open_channel(0, ChannelKind::Session).unwrap();
         let _second = side.open_channel(1, ChannelKind::Session).unwrap();

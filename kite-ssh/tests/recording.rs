@@ -133,3 +133,81 @@ async fn a_recording_cut_short_by_the_gateways_shutdown_still_ends() {
     assert_eq!(of_code(&events, "o").concat(), "ready\n");
     assert_eq!(events.last().unwrap()[2], "closed", "{events:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_recording_is_watched_as_it_is_written_and_its_session_can_be_ended() {
+    use kite_ssh::audit::{AuditArchive, recent_sessions};
+    let upstream_key = new_key();
+    let sshd = Sshd::start(upstream_key.public_key());
+    let dir = tempfile::tempdir().unwrap();
+    let user = UserKey::new();
+    let mut alice = route("alice", &sshd, &upstream_key);
+    alice.authorized_keys = vec![user.key.public_key().clone()];
+    let store = Arc::new(FileStore::open(dir.path()).unwrap().recording_sessions(false));
+    let router =
+        RunningRouter::start_audited(static_backend(vec![alice]), test_options(), new_key(), store.clone()).await;
+    assert!(router.sessions.list().is_empty());
+
+    let handle = signed_in(&router, &user).await;
+    let mut channel = handle.channel_open_session().await.unwrap();
+    channel.request_pty(true, "xterm", 80, 24, 0, 0, &[]).await.unwrap();
+    channel.exec(true, "echo first-line; read x; echo second-$x; exec sleep 30").await.unwrap();
+    read_until(&mut channel, "first-line").await;
+
+    let live = router.sessions.list();
+    assert_eq!(live.len(), 1, "{live:?}");
+    assert_eq!((live[0].ssh_id.as_str(), live[0].recording.len()), ("alice", 1));
+    let (connection, recorded) = (live[0].connection.clone(), live[0].recording[0]);
+    assert!(router.sessions.watch(&connection, recorded + 1).is_none(), "no such channel");
+    assert!(router.sessions.watch("0123456789abcdef0123456789abcdef", 0).is_none(), "no such connection");
+    let mut watch = router.sessions.watch(&connection, recorded).expect("the recording is live");
+    let header: Value = serde_json::from_str(&watch.backlog[0]).unwrap();
+    assert_eq!(header["width"], 80);
+    assert!(watch.backlog.iter().any(|line| line.contains("first-line")), "{:?}", watch.backlog);
+
+    channel.data(&b"typed\n"[..]).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(10), watch.next()).await.unwrap().expect("a line");
+        if line.contains("second-typed") {
+            break;
+        }
+        assert!(Instant::now() < deadline);
+    }
+
+    assert!(!router.sessions.terminate("0123456789abcdef0123456789abcdef", "bye", "test").await);
+    assert!(router.sessions.terminate(&connection, "An admin ended this session.", "ended by admin@example.com").await);
+    // The watch sees the recording's end, then closes.
+    let mut last = String::new();
+    while let Some(line) = tokio::time::timeout(Duration::from_secs(10), watch.next()).await.unwrap() {
+        last = line;
+    }
+    assert!(last.contains("\"m\""), "the last line is the end marker: {last}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !router.sessions.list().is_empty() {
+        assert!(Instant::now() < deadline, "the session is gone from the live list");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop((channel, handle));
+
+    // The store tells the same story: one session, ended by the gateway, recorded.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let session = loop {
+        let sessions = recent_sessions(store.as_ref(), 10, |_| true).await.unwrap();
+        if let [session] = sessions.as_slice()
+            && session.ended.is_some()
+        {
+            break session.clone();
+        }
+        assert!(Instant::now() < deadline, "the store shows the ended session: {sessions:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(session.connection, connection);
+    assert_eq!(session.end_reason.as_deref(), Some("ended by admin@example.com"));
+    assert!(session.channels[0].recorded);
+    let cast = store.recording(&connection, recorded).await.unwrap().expect("the recording is kept");
+    assert!(String::from_utf8(cast).unwrap().contains("second-typed"));
+    assert!(store.recording(&connection, recorded + 1).await.unwrap().is_none());
+    assert!(store.recording("../../etc/passwd", recorded).await.unwrap().is_none());
+    router.stop().await;
+}

@@ -2,7 +2,7 @@
 //! channel (bytes each way, how it ended) that its close event reports.
 
 use super::{AuditEvent, AuditSink, CastHeader, Event, Recording, RecordingAbout};
-use std::net::SocketAddr;
+use crate::live::LiveInfo;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -19,8 +19,7 @@ pub(crate) struct ConnectionAudit {
 
 struct Inner {
     sink: Arc<dyn AuditSink>,
-    connection: String,
-    source: SocketAddr,
+    live: Arc<LiveInfo>,
     started: Instant,
     tried_to_sign_in: AtomicBool,
 }
@@ -28,22 +27,16 @@ struct Inner {
 impl std::fmt::Debug for ConnectionAudit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ConnectionAudit")
-            .field("connection", &self.inner.connection)
-            .field("source", &self.inner.source)
+            .field("connection", &self.inner.live.connection)
+            .field("source", &self.inner.live.source)
             .finish()
     }
 }
 
 impl ConnectionAudit {
-    /// The audit of a new connection from `source`.
-    pub(crate) fn new(sink: Arc<dyn AuditSink>, source: SocketAddr) -> Self {
-        let inner = Inner {
-            sink,
-            connection: uuid::Uuid::new_v4().simple().to_string(),
-            source,
-            started: Instant::now(),
-            tried_to_sign_in: AtomicBool::new(false),
-        };
+    /// The audit of a new connection, as `live` shows it.
+    pub(crate) fn new(sink: Arc<dyn AuditSink>, live: Arc<LiveInfo>) -> Self {
+        let inner = Inner { sink, live, started: Instant::now(), tried_to_sign_in: AtomicBool::new(false) };
         Self { inner: Arc::new(inner) }
     }
 
@@ -52,11 +45,17 @@ impl ConnectionAudit {
         self.inner.emit(event);
     }
 
-    /// A recording of `channel`, when the sink records sessions.
+    /// A recording of `channel`, when the sink records sessions; it can
+    /// be watched while it runs.
     pub(crate) fn recording(&self, channel: u32, route: String, header: CastHeader) -> Option<Recording> {
-        let about = RecordingAbout { connection: self.inner.connection.clone(), channel, route, header };
+        let about = RecordingAbout { connection: self.inner.live.connection.clone(), channel, route, header };
         let writer = self.inner.sink.recording(&about)?;
-        Some(Recording::start(writer, &about.header))
+        Some(Recording::start(writer, &about.header, self.inner.live.cast(channel)))
+    }
+
+    /// The connection's live view.
+    pub(crate) fn live(&self) -> &Arc<LiveInfo> {
+        &self.inner.live
     }
 }
 
@@ -67,8 +66,8 @@ impl Inner {
         }
         let event = AuditEvent {
             time: jiff::Timestamp::now().to_string(),
-            connection: self.connection.clone(),
-            source: self.source,
+            connection: self.live.connection.clone(),
+            source: self.live.source,
             event,
         };
         match serde_json::to_string(&event) {
@@ -82,7 +81,8 @@ impl Inner {
 impl Drop for Inner {
     fn drop(&mut self) {
         if self.tried_to_sign_in.load(Ordering::Relaxed) {
-            self.emit(Event::Disconnect { seconds: self.started.elapsed().as_secs_f64() });
+            let reason = self.live.reason();
+            self.emit(Event::Disconnect { seconds: self.started.elapsed().as_secs_f64(), reason });
         }
     }
 }

@@ -84,6 +84,10 @@ pub enum Event {
     Disconnect {
         /// How long it was open, in seconds.
         seconds: f64,
+        /// Why the gateway ended it, when it did (it stopped, or someone
+        /// ended the session).
+        #[serde(default)]
+        reason: Option<String>,
     },
 }
 

@@ -17,7 +17,7 @@
 //! {"time":"…","connection":"5d0c…","source":"…","event":"channel-open","channel":0,"kind":"session"}
 //! {"time":"…","connection":"5d0c…","source":"…","event":"session-start","channel":0,"request":"exec","command":"uptime","pty":null,"recorded":true}
 //! {"time":"…","connection":"5d0c…","source":"…","event":"channel-close","channel":0,"exitStatus":0,"exitSignal":null,"bytesToMachine":0,"bytesToUser":61,"seconds":0.4,"reason":null}
-//! {"time":"…","connection":"5d0c…","source":"…","event":"disconnect","seconds":0.5}
+//! {"time":"…","connection":"5d0c…","source":"…","event":"disconnect","seconds":0.5,"reason":null}
 //! ```
 //!
 //! A channel's `channel-close` comes however it ends, also when the

@@ -4,6 +4,7 @@
 //! ended) when the last task lets go of it, however the channel ended.
 
 use super::cast::{CastEncoder, CastHeader};
+use crate::live::LiveCast;
 use std::sync::{Arc, Mutex};
 
 /// Where a recording's lines go, from the store.
@@ -46,16 +47,18 @@ impl std::fmt::Debug for Recording {
 struct Active {
     encoder: CastEncoder,
     writer: Box<dyn CastWriter>,
+    live: LiveCast,
     input: bool,
     how: String,
 }
 
 impl Recording {
-    /// Starts a recording: the header goes out at once.
-    pub(crate) fn start(mut writer: Box<dyn CastWriter>, header: &CastHeader) -> Self {
-        writer.line(&header.line());
+    /// Starts a recording: the header goes out at once, to the store and
+    /// to the live feed.
+    pub(crate) fn start(writer: Box<dyn CastWriter>, header: &CastHeader, live: LiveCast) -> Self {
         let input = writer.wants_input();
-        let active = Active { encoder: CastEncoder::new(), writer, input, how: "closed".into() };
+        let mut active = Active { encoder: CastEncoder::new(), writer, live, input, how: "closed".into() };
+        active.line(&header.line());
         Self { inner: Arc::new(Mutex::new(active)) }
     }
 
@@ -67,7 +70,7 @@ impl Recording {
     pub(crate) fn output(&self, bytes: &[u8]) {
         let mut active = self.active();
         if let Some(line) = active.encoder.output(bytes) {
-            active.writer.line(&line);
+            active.line(&line);
         }
     }
 
@@ -77,7 +80,7 @@ impl Recording {
         if active.input
             && let Some(line) = active.encoder.input(bytes)
         {
-            active.writer.line(&line);
+            active.line(&line);
         }
     }
 
@@ -85,7 +88,7 @@ impl Recording {
     pub(crate) fn resize(&self, cols: u32, rows: u32) {
         let mut active = self.active();
         let line = active.encoder.resize(cols, rows);
-        active.writer.line(&line);
+        active.line(&line);
     }
 
     /// How the session ended, for the last marker (`exit 0`, `signal TERM`).
@@ -94,11 +97,18 @@ impl Recording {
     }
 }
 
+impl Active {
+    fn line(&mut self, line: &str) {
+        self.writer.line(line);
+        self.live.line(line);
+    }
+}
+
 impl Drop for Active {
     fn drop(&mut self) {
         let how = std::mem::take(&mut self.how);
         for line in self.encoder.finish(&how) {
-            self.writer.line(&line);
+            self.line(&line);
         }
     }
 }

@@ -25,6 +25,8 @@ pub struct SessionSummary {
     pub ended: Option<String>,
     /// How long it lasted, once it has ended, in seconds.
     pub seconds: Option<f64>,
+    /// Why the gateway ended it, when it did.
+    pub end_reason: Option<String>,
     /// Bytes from the user to the machine, over the channels that have closed.
     pub bytes_to_machine: u64,
     /// Bytes from the machine to the user, over the channels that have closed.
@@ -79,6 +81,7 @@ pub fn summarize(events: impl IntoIterator<Item = AuditEvent>) -> Vec<SessionSum
                 started: event.time.clone(),
                 ended: None,
                 seconds: None,
+                end_reason: None,
                 bytes_to_machine: 0,
                 bytes_to_user: 0,
                 channels: Vec::new(),
@@ -142,9 +145,10 @@ fn apply(summary: &mut SessionSummary, event: AuditEvent) {
                 open.exit_signal = exit_signal;
             }
         }
-        Event::Disconnect { seconds } => {
+        Event::Disconnect { seconds, reason } => {
             summary.ended = Some(event.time);
             summary.seconds = Some(seconds);
+            summary.end_reason = reason;
         }
         Event::Auth { .. } => {}
     }
@@ -251,7 +255,7 @@ mod tests {
             ),
             at("t4", "c1", closed(1, 10)),
             at("t5", "c1", closed(0, 100)),
-            at("t6", "c1", Event::Disconnect { seconds: 5.0 }),
+            at("t6", "c1", Event::Disconnect { seconds: 5.0, reason: None }),
             at("t7", "c2", accepted("bob", "kite-user-bob/db")),
         ];
         let sessions = summarize(events);
@@ -303,7 +307,7 @@ mod tests {
             (
                 "2026-12-03".into(),
                 vec![
-                    at("d3", "night", Event::Disconnect { seconds: 9.0 }),
+                    at("d3", "night", Event::Disconnect { seconds: 9.0, reason: Some("ended by an admin".into()) }),
                     at("d3", "new", accepted("alice", "a/web")),
                 ],
             ),
@@ -313,6 +317,7 @@ mod tests {
         let ids: Vec<&str> = sessions.iter().map(|s| s.connection.as_str()).collect();
         assert_eq!(ids, ["new", "night"]);
         assert_eq!(sessions[1].ended.as_deref(), Some("d3"), "the session that crossed midnight is whole");
+        assert_eq!(sessions[1].end_reason.as_deref(), Some("ended by an admin"));
         assert_eq!(recent_sessions(&archive, 10, alice).await.unwrap().len(), 3);
         assert_eq!(recent_sessions(&archive, 10, |_| true).await.unwrap().len(), 4);
     }

@@ -39,6 +39,7 @@ pub fn test_options() -> RouterOptions {
 pub struct RunningRouter {
     pub port: u16,
     pub host_key: PrivateKey,
+    pub sessions: kite_ssh::live::Sessions,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -65,6 +66,7 @@ impl RunningRouter {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let router = Router::with_audit(backend, host_key.clone(), options, audit);
+        let sessions = router.sessions();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             router
@@ -74,7 +76,7 @@ impl RunningRouter {
                 .await
                 .unwrap();
         });
-        Self { port, host_key, stop: Some(stop), task: Some(task) }
+        Self { port, host_key, sessions, stop: Some(stop), task: Some(task) }
     }
 
     pub async fn stop(mut self) {
