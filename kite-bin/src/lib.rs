@@ -38,6 +38,7 @@ pub mod manifests;
 mod net_arg;
 pub mod operate;
 mod probes;
+mod secret_once;
 mod signal;
 mod ui;
 

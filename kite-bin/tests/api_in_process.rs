@@ -31,10 +31,13 @@ async fn application_with(secure_cookies: bool) -> (FakeApiServer, Router) {
     let mut namespace = Namespace::default();
     namespace.metadata.name = Some("kite".into());
     Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &namespace).await.unwrap();
-    let state =
-        state(client, "kite", Options { secure_cookies, trusted_proxies: Vec::new(), first_signup_is_admin: true })
-            .await
-            .unwrap();
+    let state = state(
+        client,
+        "kite",
+        Options { secure_cookies, trusted_proxies: Vec::new(), first_signup_is_admin: true, gateway: None },
+    )
+    .await
+    .unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while !state.synced() {
         assert!(tokio::time::Instant::now() < deadline, "the caches did not sync within 10 s");

@@ -239,6 +239,19 @@ fn kite_platform_round_trips() {
                 per_address_per_hour: 5,
                 per_hour: 50,
             },
+            session_recording: SessionRecordingSpec {
+                record: RecordMode::OutputAndInput,
+                max_age_days: Some(30),
+                max_size_mib: Some(10240),
+                s3: Some(S3StoreSpec {
+                    endpoint: Some("http://minio.minio.svc:9000".into()),
+                    bucket: "kite-audit".into(),
+                    region: "us-east-1".into(),
+                    prefix: "kite/".into(),
+                    credentials_secret: "kite-audit-s3".into(),
+                    path_style: true,
+                }),
+            },
         },
     );
     platform.status = Some(KitePlatformStatus {
@@ -292,7 +305,10 @@ fn kite_platform_round_trips() {
                     "blockedCidrs": [], "blockHostAddresses": true,
                                   "clusterCidrs": ["10.42.0.0/16", "10.43.0.0/16"]},
                 "tenantQuotas": [{"accessLevel": 1, "hard": {"requests.cpu": "4"}}],
-                "signup": {"mode": "Invited", "invitedEmails": ["ada@example.org"], "adminEmail": "root@example.org", "perAddressPerHour": 5, "perHour": 50}
+                "signup": {"mode": "Invited", "invitedEmails": ["ada@example.org"], "adminEmail": "root@example.org", "perAddressPerHour": 5, "perHour": 50},
+                "sessionRecording": {"record": "OutputAndInput", "maxAgeDays": 30, "maxSizeMiB": 10240,
+                    "s3": {"endpoint": "http://minio.minio.svc:9000", "bucket": "kite-audit", "region": "us-east-1",
+                           "prefix": "kite/", "credentialsSecret": "kite-audit-s3", "pathStyle": true}}
             },
             "status": {
                 "observedGeneration": 2, "conditions": [condition_json("GoldenImagesReady")],

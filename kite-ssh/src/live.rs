@@ -9,7 +9,9 @@
 use russh::server::Handle;
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
 /// What a user is told when the gateway stops.
@@ -22,14 +24,18 @@ const BACKLOG_BYTES: usize = 256 * 1024;
 /// How many lines a watcher may fall behind before its watch ends.
 const WATCH_LAG_LINES: usize = 1024;
 
+/// How long an ended session is remembered, for stores still writing its end.
+const REMEMBER_ENDED: Duration = Duration::from_secs(120);
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The live sessions of a router.
+/// The live sessions of a router, and those that ended a moment ago.
 #[derive(Debug, Default)]
 pub(crate) struct LiveSessions {
     sessions: Mutex<HashMap<String, (Handle, Arc<LiveInfo>)>>,
+    ended: Mutex<VecDeque<(Instant, EndedSession)>>,
 }
 
 /// A session's entry, removed when dropped.
@@ -39,11 +45,35 @@ pub(crate) struct Entry {
 }
 
 impl LiveSessions {
-    /// Adds a connection while the returned entry lives.
+    /// Adds a connection. It stays listed until both the returned entry is
+    /// dropped (the SSH session ended) and its audit has ended (its
+    /// `disconnect` event is out), so a session is never shown neither
+    /// live nor ended.
     pub(crate) fn add(self: &Arc<Self>, handle: Handle, info: Arc<LiveInfo>) -> Entry {
         let connection = info.connection.clone();
+        let _ = info.registry.set(Arc::downgrade(self));
         lock(&self.sessions).insert(connection.clone(), (handle, info));
         Entry { live: self.clone(), connection }
+    }
+
+    /// Removes `connection` once both its session and its audit have ended.
+    fn done(&self, connection: &str, which: &AtomicBool) {
+        let mut sessions = lock(&self.sessions);
+        which.store(true, Ordering::SeqCst);
+        if let Some((_, info)) = sessions.get(connection)
+            && info.session_done.load(Ordering::SeqCst)
+            && info.audit_done.load(Ordering::SeqCst)
+        {
+            sessions.remove(connection);
+        }
+    }
+
+    fn remember(&self, ended: EndedSession) {
+        let mut remembered = lock(&self.ended);
+        while remembered.front().is_some_and(|(at, _)| at.elapsed() > REMEMBER_ENDED) {
+            remembered.pop_front();
+        }
+        remembered.push_back((Instant::now(), ended));
     }
 
     /// Disconnects every live session, telling its user why.
@@ -61,7 +91,10 @@ impl LiveSessions {
 
 impl Drop for Entry {
     fn drop(&mut self) {
-        lock(&self.live.sessions).remove(&self.connection);
+        let info = lock(&self.live.sessions).get(&self.connection).map(|(_, info)| info.clone());
+        if let Some(info) = info {
+            self.live.done(&self.connection, &info.session_done);
+        }
     }
 }
 
@@ -74,6 +107,9 @@ pub(crate) struct LiveInfo {
     signed_in: OnceLock<(String, String)>,
     casts: Mutex<HashMap<u32, Arc<CastFeed>>>,
     reason: Mutex<Option<String>>,
+    registry: OnceLock<Weak<LiveSessions>>,
+    session_done: AtomicBool,
+    audit_done: AtomicBool,
 }
 
 impl LiveInfo {
@@ -86,6 +122,9 @@ impl LiveInfo {
             signed_in: OnceLock::new(),
             casts: Mutex::default(),
             reason: Mutex::default(),
+            registry: OnceLock::new(),
+            session_done: AtomicBool::new(false),
+            audit_done: AtomicBool::new(false),
         })
     }
 
@@ -102,6 +141,25 @@ impl LiveInfo {
     /// Why the gateway ended the connection, if it did.
     pub(crate) fn reason(&self) -> Option<String> {
         lock(&self.reason).clone()
+    }
+
+    /// The connection's audit has ended: its `disconnect` event (at `time`,
+    /// after `seconds`) is out.
+    pub(crate) fn audit_ended(&self, time: &str, seconds: f64) {
+        let Some(registry) = self.registry.get().and_then(Weak::upgrade) else {
+            // Never listed (or the router is gone): nothing to remove later.
+            self.audit_done.store(true, Ordering::SeqCst);
+            return;
+        };
+        if self.signed_in.get().is_some() {
+            registry.remember(EndedSession {
+                connection: self.connection.clone(),
+                ended: time.to_string(),
+                seconds,
+                reason: self.reason(),
+            });
+        }
+        registry.done(&self.connection, &self.audit_done);
     }
 
     /// A live feed of `channel`'s recording, until the returned feed is dropped.
@@ -171,7 +229,7 @@ pub struct Sessions {
 }
 
 /// One signed-in connection, as it is now.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LiveSession {
     /// The connection's id, as its audit events give it.
@@ -186,6 +244,21 @@ pub struct LiveSession {
     pub started: String,
     /// The channels being recorded now, watchable with [`Sessions::watch`].
     pub recording: Vec<u32>,
+}
+
+/// A session that ended a moment ago, as its `disconnect` event says it,
+/// for stores that may still be writing that event.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndedSession {
+    /// The connection's id.
+    pub connection: String,
+    /// When it ended (RFC 3339, UTC).
+    pub ended: String,
+    /// How long it lasted, in seconds.
+    pub seconds: f64,
+    /// Why the gateway ended it, when it did.
+    pub reason: Option<String>,
 }
 
 /// A live recording being watched: the lines so far (the header, then the
@@ -234,6 +307,15 @@ impl Sessions {
             .collect();
         list.sort_by(|a, b| a.started.cmp(&b.started).then_with(|| a.connection.cmp(&b.connection)));
         list
+    }
+
+    /// The sessions that ended in the last two minutes, oldest first.
+    pub fn recently_ended(&self) -> Vec<EndedSession> {
+        lock(&self.live.ended)
+            .iter()
+            .filter(|(at, _)| at.elapsed() <= REMEMBER_ENDED)
+            .map(|(_, ended)| ended.clone())
+            .collect()
     }
 
     /// Watches `channel`'s recording on `connection`, while it is being written.

@@ -21,6 +21,7 @@
 pub mod auth;
 pub mod client_address;
 pub mod error;
+pub mod gateway_control;
 pub mod hashing;
 pub mod json;
 pub mod machines;
@@ -32,6 +33,7 @@ pub mod reservation;
 pub mod routes;
 pub mod session;
 pub mod ssh_keys;
+pub mod ssh_sessions;
 pub mod state;
 pub mod validate;
 
@@ -82,6 +84,13 @@ pub struct ApiArgs {
     /// Print the OpenAPI document and exit (no cluster needed).
     #[arg(long)]
     pub openapi: bool,
+    /// The gateways' control API (`host:port`; a headless Service name reaches every replica),
+    /// for the sessions pages; its token is read from `--gateway-control-secret`.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub gateway_control: Option<String>,
+    /// The Secret (in `--namespace`) holding the gateway's control token.
+    #[arg(long, default_value = crate::gateway::CONTROL_TOKEN_SECRET)]
+    pub gateway_control_secret: String,
 }
 
 /// How `kite api` treats the requests it gets.
@@ -93,6 +102,8 @@ pub struct Options {
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// On a platform without an admin, the first sign-up becomes the admin (trials on loopback only).
     pub first_signup_is_admin: bool,
+    /// The gateways' control API, for the sessions pages; without it they say that sessions cannot be shown.
+    pub gateway: Option<gateway_control::GatewayControl>,
 }
 
 /// The largest request body the API reads.
@@ -106,6 +117,9 @@ pub async fn state(client: kube::Client, namespace: &str, options: Options) -> a
     let sessions = Sessions::new(&key, options.secure_cookies).context("reading the session key")?;
     let first_signup_is_admin = options.first_signup_is_admin;
     let state = AppState::new(client, namespace, sessions, options.trusted_proxies, first_signup_is_admin);
+    if let Some(gateway) = options.gateway {
+        let _ = state.gateway.set(gateway);
+    }
     if !state.users.wait_synced(Duration::from_secs(30)).await {
         tracing::warn!("the user cache is not filled after 30 s; the API answers 503 until it is");
     }
@@ -192,6 +206,14 @@ pub async fn run(args: ApiArgs) -> anyhow::Result<()> {
         secure_cookies: args.secure_cookies,
         trusted_proxies: args.trusted_proxies.clone(),
         first_signup_is_admin: args.first_signup_is_admin,
+        gateway: args.gateway_control.as_deref().map(|address| {
+            gateway_control::GatewayControl::with_secret(
+                address,
+                client.clone(),
+                &args.namespace,
+                &args.gateway_control_secret,
+            )
+        }),
     };
     let state = state(client, &args.namespace, options).await?;
     let listener = tokio::net::TcpListener::bind(args.listen)

@@ -27,6 +27,7 @@ pub const PUBLIC_PATHS: &[&str] = &["/health", "/config", "/auth/signup", "/auth
         (name = "auth", description = "Accounts and sessions"),
         (name = "vms", description = "Your virtual machines"),
         (name = "offers", description = "Machines an admin granted you"),
+        (name = "ssh-sessions", description = "SSH sessions through the gateway: who, when, and their recordings (admins: all; users: their machines')"),
         (name = "admin", description = "Users, every machine, offers and settings (managers and admins)"),
     ),
     components(schemas(super::error::ErrorBody))

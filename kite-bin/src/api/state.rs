@@ -57,6 +57,8 @@ pub struct Inner {
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// On a platform without an admin, the first sign-up becomes the admin (`kite demo`).
     pub first_signup_is_admin: bool,
+    /// The gateways' control API, once set (sessions pages).
+    pub gateway: std::sync::OnceLock<crate::api::gateway_control::GatewayControl>,
     /// One lock per user, held while creating machines, so a per-user limit cannot be raced past.
     creating: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
@@ -119,6 +121,7 @@ impl AppState {
             reservations,
             trusted_proxies,
             first_signup_is_admin,
+            gateway: std::sync::OnceLock::new(),
             creating: Mutex::new(HashMap::new()),
         }))
     }

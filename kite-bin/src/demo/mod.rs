@@ -11,7 +11,10 @@
 mod guests;
 mod platform;
 
+use crate::api::gateway_control::GatewayControl;
 use crate::controller::{Settings, run_reconcilers};
+use crate::gateway::control::Control;
+use crate::gateway::store::{self, SwitchStore};
 use anyhow::Context as _;
 use clap::Args;
 use kite_core::reconcile::Metrics;
@@ -143,7 +146,16 @@ pub async fn run_until(
     let backend = KubeBackend::start(client.clone(), guests::Resolver(guests.clone())).with_upstream_user(login_user);
     let ssh_listener =
         tokio::net::TcpListener::bind(args.ssh).await.with_context(|| format!("listening on {} for SSH", args.ssh))?;
-    let router = Router::new(backend, host_key, RouterOptions::default());
+    // The gateway keeps audit events and recordings under the state folder, as the platform says.
+    let audit_dir = state_dir.join("audit");
+    let recording =
+        store::platform_setting(&client).await.context("reading the KitePlatform's session recording settings")?;
+    let store = SwitchStore::new(store::build(&recording, Some(&audit_dir)).await);
+    store::follow(client.clone(), store.clone(), Some(audit_dir), recording);
+    let router = Router::with_audit(backend, host_key, RouterOptions::default(), Arc::new(store.clone()));
+    let control_token = crate::gateway::random_token();
+    let control =
+        Control::new(router.sessions(), store, &control_token).serve(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
     let mut gateway_stop = stop_sender.subscribe();
     let gateway = tokio::spawn(async move {
         let until = async move {
@@ -159,7 +171,11 @@ pub async fn run_until(
         client.clone(),
         "kite",
         // The demo listens on loopback only: its first account is its admin.
-        crate::api::Options { first_signup_is_admin: true, ..crate::api::Options::default() },
+        crate::api::Options {
+            first_signup_is_admin: true,
+            gateway: Some(GatewayControl::new(&control.to_string(), &control_token)),
+            ..crate::api::Options::default()
+        },
     )
     .await?;
     let http_listener = tokio::net::TcpListener::bind(args.http)

@@ -23,6 +23,26 @@ struct File {
     #[serde(default)]
     options: OptionsEntry,
     recording: Option<RecordingEntry>,
+    control: Option<ControlEntry>,
+}
+
+/// `[control]`: the control API for `kite api` (sessions, recordings, ending a session).
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct ControlEntry {
+    /// Where it listens (ip:port).
+    listen: Spanned<String>,
+    /// The file holding its token (relative to the file; made when missing).
+    token_file: Spanned<String>,
+}
+
+/// Where the control API listens, and its token's file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Control {
+    /// Where it listens.
+    pub listen: SocketAddr,
+    /// The token's file.
+    pub token_file: PathBuf,
 }
 
 /// `[recording]`: where the gateway keeps its audit events.
@@ -38,7 +58,7 @@ struct RecordingEntry {
     #[serde(default)]
     input: bool,
     /// Days after which audit events and recordings go.
-    max_age_days: Option<u64>,
+    max_age_days: Option<Spanned<u32>>,
     /// The most the store may hold, in MiB; past it the oldest days go.
     max_size_mib: Option<u64>,
 }
@@ -47,17 +67,14 @@ fn yes() -> bool {
     true
 }
 
-/// Where the gateway keeps audit events, and what it records.
+/// Where the gateway keeps audit events, and what it records and keeps, as
+/// `KitePlatform.spec.sessionRecording` says it for `--kube`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recording {
     /// The store's folder.
     pub dir: PathBuf,
-    /// Whether sessions are recorded.
-    pub sessions: bool,
-    /// Whether input is recorded.
-    pub input: bool,
-    /// How long, and how much, is kept.
-    pub retention: kite_ssh::audit::Retention,
+    /// What is recorded and for how long.
+    pub spec: kite_core::api::SessionRecordingSpec,
 }
 
 #[derive(Deserialize, Debug)]
@@ -112,6 +129,8 @@ pub struct GatewayConfig {
     pub options: RouterOptions,
     /// Where audit events are kept, and what is recorded, when `[recording]` says.
     pub recording: Option<Recording>,
+    /// The control API, when `[control]` says.
+    pub control: Option<Control>,
 }
 
 /// Reads the line of a byte offset, for error messages.
@@ -273,14 +292,49 @@ pub fn load(path: &Path) -> anyhow::Result<GatewayConfig> {
         fallback,
         ..defaults
     };
-    let recording = file.recording.as_ref().map(|recording| Recording {
-        dir: source.relative(recording.dir.get_ref()),
-        sessions: recording.sessions,
-        input: recording.input,
-        retention: kite_ssh::audit::Retention {
-            max_age: recording.max_age_days.map(|days| Duration::from_secs(days.saturating_mul(86_400))),
-            max_bytes: recording.max_size_mib.map(|mib| mib.saturating_mul(1 << 20)),
+    let recording = file.recording.as_ref().map(|entry| recording(&source, entry)).transpose()?;
+    let control = match &file.control {
+        Some(entry) => Some(Control {
+            listen: entry.listen.get_ref().parse::<SocketAddr>().map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: {:?} is not ip:port ({e})",
+                    source.at(&entry.listen, "control.listen"),
+                    entry.listen.get_ref()
+                )
+            })?,
+            token_file: source.relative(entry.token_file.get_ref()),
+        }),
+        None => None,
+    };
+    Ok(GatewayConfig {
+        listen,
+        host_key: source.relative(file.host_key.get_ref()),
+        routes,
+        options,
+        recording,
+        control,
+    })
+}
+
+fn recording(source: &Source<'_>, entry: &RecordingEntry) -> anyhow::Result<Recording> {
+    use kite_core::api::{RecordMode, SessionRecordingSpec};
+    let record = match (entry.sessions, entry.input) {
+        (false, _) => RecordMode::Off,
+        (true, false) => RecordMode::Output,
+        (true, true) => RecordMode::OutputAndInput,
+    };
+    if let Some(days) = &entry.max_age_days
+        && !(1..=3650).contains(days.get_ref())
+    {
+        bail!("{}: {} is not between 1 and 3650 days", source.at(days, "recording.max_age_days"), days.get_ref());
+    }
+    Ok(Recording {
+        dir: source.relative(entry.dir.get_ref()),
+        spec: SessionRecordingSpec {
+            record,
+            max_age_days: entry.max_age_days.as_ref().map(|days| *days.get_ref()),
+            max_size_mib: entry.max_size_mib,
+            s3: None,
         },
-    });
-    Ok(GatewayConfig { listen, host_key: source.relative(file.host_key.get_ref()), routes, options, recording })
+    })
 }

@@ -2,7 +2,10 @@
 //! backend, its host key from a Secret (or a file), and probes.
 
 use super::GatewayArgs;
+use super::control::Control;
+use super::store::{self, SwitchStore};
 use crate::probes::Probes;
+use crate::secret_once::{field, read_or_create};
 use anyhow::Context;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
@@ -10,7 +13,7 @@ use kite_core::labels::{COMPONENT, MANAGED_BY};
 use kite_core::ssh_secret;
 use kite_ssh::kube::{ClusterDns, KubeBackend};
 use kite_ssh::{Router, RouterOptions};
-use kube::api::{Api, PostParams};
+use kube::api::Api;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use russh::keys::ssh_key::LineEnding;
@@ -19,6 +22,9 @@ use std::collections::BTreeMap;
 
 /// The value of `hy3ons.github.io/managed-by` on what the gateway creates.
 const MANAGER: &str = "kite-gateway";
+
+/// The field of the control token's Secret that holds it.
+pub const CONTROL_TOKEN_FIELD: &str = "token";
 
 /// Runs the gateway on the cluster until Ctrl-C or SIGTERM.
 pub async fn run(args: GatewayArgs) -> anyhow::Result<()> {
@@ -35,7 +41,7 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<()> {
     let probes = Probes::new(registry);
     let http = probes.serve(args.http).await?;
 
-    let mut backend = KubeBackend::start(client, ClusterDns { domain: args.cluster_domain.clone() });
+    let mut backend = KubeBackend::start(client.clone(), ClusterDns { domain: args.cluster_domain.clone() });
     if let Some(user) = &args.upstream_user {
         backend = backend.with_upstream_user(user);
     }
@@ -55,7 +61,14 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<()> {
     tracing::info!(%address, %http, "kite gateway listening, routing to the cluster's machines");
     eprintln!("kite gateway listening on {address}");
     let options = RouterOptions { proxy_protocol_from: args.proxy_protocol_from.clone(), ..RouterOptions::default() };
-    let router = Router::new(backend, host_key, options);
+    let recording =
+        store::platform_setting(&client).await.context("reading the KitePlatform's session recording settings")?;
+    let store = SwitchStore::new(store::build(&recording, args.audit_dir.as_ref()).await);
+    store::follow(client.clone(), store.clone(), args.audit_dir.clone(), recording);
+    let router = Router::with_audit(backend, host_key, options, std::sync::Arc::new(store.clone()));
+    let token = control_token_from_secret(&client, &args.namespace, &args.control_token_secret).await?;
+    let control = Control::new(router.sessions(), store, &token).serve(args.control_listen).await?;
+    tracing::info!(%control, "the control API listening");
     router.serve(listener, crate::signal::shutdown()).await?;
     Ok(())
 }
@@ -65,35 +78,54 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<()> {
 pub async fn host_key_from_secret(client: &kube::Client, namespace: &str, name: &str) -> anyhow::Result<PrivateKey> {
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
     let what = format!("the host key Secret {namespace}/{name}");
-    for _ in 0..3 {
-        if let Some(secret) = secrets.get_opt(name).await.with_context(|| format!("reading {what}"))? {
-            let text = secret
-                .data
-                .as_ref()
-                .and_then(|data| data.get(ssh_secret::PRIVATE_KEY))
-                .map(|value| String::from_utf8_lossy(&value.0).into_owned())
-                .with_context(|| format!("{what} has no {}", ssh_secret::PRIVATE_KEY))?;
-            return russh::keys::decode_secret_key(&text, None)
-                .with_context(|| format!("{what} does not hold an OpenSSH private key"));
-        }
+    let secret = read_or_create(&secrets, name, || {
         let key = PrivateKey::random(&mut rand::rng(), Algorithm::Ed25519).context("generating a host key")?;
         let text = key.to_openssh(LineEnding::LF).context("encoding the host key")?;
-        let mut secret = Secret::default();
-        secret.metadata.name = Some(name.into());
-        secret.metadata.namespace = Some(namespace.into());
-        secret.metadata.labels =
-            Some(BTreeMap::from([(MANAGED_BY.into(), MANAGER.into()), (COMPONENT.into(), "gateway".into())]));
+        let mut secret = gateway_secret(namespace, name);
         secret.type_ = Some(ssh_secret::SECRET_TYPE.into());
         secret.data = Some(BTreeMap::from([(ssh_secret::PRIVATE_KEY.into(), ByteString(text.as_bytes().to_vec()))]));
-        match secrets.create(&PostParams::default(), &secret).await {
-            Ok(_) => {
-                tracing::info!(secret = %format!("{namespace}/{name}"), "generated the gateway's host key");
-                return Ok(key);
-            }
-            // Another replica made it first: read theirs.
-            Err(kube::Error::Api(status)) if status.is_already_exists() => continue,
-            Err(error) => return Err(error).with_context(|| format!("creating {what}")),
-        }
-    }
-    anyhow::bail!("{what} kept changing while it was read")
+        Ok(secret)
+    })
+    .await?;
+    let text = field(&secret, ssh_secret::PRIVATE_KEY)
+        .map(|value| String::from_utf8_lossy(value).into_owned())
+        .with_context(|| format!("{what} has no {}", ssh_secret::PRIVATE_KEY))?;
+    russh::keys::decode_secret_key(&text, None).with_context(|| format!("{what} does not hold an OpenSSH private key"))
+}
+
+/// The control API's token in the Secret `namespace/name` (`token`), made
+/// once when there is none; `kite api` reads the same Secret.
+pub async fn control_token_from_secret(client: &kube::Client, namespace: &str, name: &str) -> anyhow::Result<String> {
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let secret = read_or_create(&secrets, name, || {
+        let mut secret = gateway_secret(namespace, name);
+        secret.data = Some(BTreeMap::from([(CONTROL_TOKEN_FIELD.into(), ByteString(random_token().into_bytes()))]));
+        Ok(secret)
+    })
+    .await?;
+    field(&secret, CONTROL_TOKEN_FIELD)
+        .map(|value| String::from_utf8_lossy(value).into_owned())
+        .filter(|token| token.len() >= 32)
+        .with_context(|| {
+            format!(
+                "the Secret {namespace}/{name} holds no usable {CONTROL_TOKEN_FIELD} (delete it to have a new one made)"
+            )
+        })
+}
+
+/// A new control token: 32 random bytes, hexadecimal.
+pub fn random_token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::RngExt::fill(&mut rand::rng(), &mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A Secret of the gateway's, labelled as its.
+fn gateway_secret(namespace: &str, name: &str) -> Secret {
+    let mut secret = Secret::default();
+    secret.metadata.name = Some(name.into());
+    secret.metadata.namespace = Some(namespace.into());
+    secret.metadata.labels =
+        Some(BTreeMap::from([(MANAGED_BY.into(), MANAGER.into()), (COMPONENT.into(), "gateway".into())]));
+    secret
 }

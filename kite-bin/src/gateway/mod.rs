@@ -3,9 +3,11 @@
 //! each login to the `KiteVirtualMachine` whose `sshId` it is.
 
 mod config;
+pub mod control;
 mod kube;
+pub mod store;
 
-pub use kube::host_key_from_secret;
+pub use kube::{CONTROL_TOKEN_FIELD, control_token_from_secret, host_key_from_secret, random_token};
 
 use anyhow::Context;
 use clap::Args;
@@ -54,7 +56,20 @@ pub struct GatewayArgs {
     /// client's address is the one limits and logs use.
     #[arg(long = "proxy-protocol-from", value_name = "CIDR", value_parser = crate::net_arg::parse_net, requires = "kube")]
     pub proxy_protocol_from: Vec<ipnet::IpNet>,
+    /// With --kube: the folder (a volume) audit events and recordings are kept in, as
+    /// `KitePlatform.spec.sessionRecording` says; without it, and without S3, they are only logged.
+    #[arg(long, requires = "kube")]
+    pub audit_dir: Option<PathBuf>,
+    /// With --kube: where the control API for `kite api` (sessions, recordings, ending a session) is served.
+    #[arg(long, default_value = "0.0.0.0:8083")]
+    pub control_listen: SocketAddr,
+    /// With --kube: the Secret (in `--namespace`) holding the control API's token; made once when missing.
+    #[arg(long, default_value = CONTROL_TOKEN_SECRET)]
+    pub control_token_secret: String,
 }
+
+/// The default name of the Secret holding the gateway's control token.
+pub const CONTROL_TOKEN_SECRET: &str = "kite-gateway-control";
 
 /// The default name of the Secret holding the gateway's host key.
 pub const HOST_KEY_SECRET: &str = "kite-gateway-host-key";
@@ -76,19 +91,40 @@ async fn run_with_config(config_path: &Path) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let address = listener.local_addr().context("cannot read the listening address")?;
-    let audit: std::sync::Arc<dyn kite_ssh::audit::AuditSink> = match &config.recording {
-        Some(recording) => {
-            let store = kite_ssh::audit::FileStore::open(&recording.dir)
-                .with_context(|| format!("cannot keep audit events under {}", recording.dir.display()))?;
-            let store = if recording.sessions { store.recording_sessions(recording.input) } else { store };
-            let store = store.retention(recording.retention);
-            std::sync::Arc::new(store)
-        }
-        None => std::sync::Arc::new(kite_ssh::audit::LogOnly),
+    let store = match &config.recording {
+        Some(recording) => store::Store::files(&recording.dir, &recording.spec)
+            .with_context(|| format!("cannot keep audit events under {}", recording.dir.display()))?,
+        None => store::Store::log_only(),
     };
-    let router = Router::with_audit(backend, host_key, config.options, audit);
+    let store = store::SwitchStore::new(store);
+    let router = Router::with_audit(backend, host_key, config.options, std::sync::Arc::new(store.clone()));
+    if let Some(control) = &config.control {
+        let token = control_token_from_file(&control.token_file)?;
+        let bound = control::Control::new(router.sessions(), store, &token).serve(control.listen).await?;
+        tracing::info!(%bound, "the control API listening");
+    }
     tracing::info!(%address, "kite gateway listening");
     eprintln!("kite gateway listening on {address}");
     router.serve(listener, crate::signal::shutdown()).await?;
     Ok(())
+}
+
+/// The control token in `path`, made (32 random bytes, hexadecimal, readable
+/// by the owner only) when the file is missing.
+fn control_token_from_file(path: &Path) -> anyhow::Result<String> {
+    match std::fs::read_to_string(path) {
+        Ok(token) if token.trim().len() >= 32 => return Ok(token.trim().to_string()),
+        Ok(_) => anyhow::bail!("{} holds no usable control token (32 characters or more)", path.display()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error).with_context(|| format!("cannot read the control token {}", path.display())),
+    }
+    let token = random_token();
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path).with_context(|| format!("cannot create the control token {}", path.display()))?;
+    std::io::Write::write_all(&mut file, format!("{token}\n").as_bytes())
+        .with_context(|| format!("cannot write the control token {}", path.display()))?;
+    Ok(token)
 }

@@ -23,6 +23,7 @@ pub fn page(title: &str, viewer: Option<&Caller>, content: Markup) -> Markup {
                     @if let Some(viewer) = viewer {
                         nav aria-label="Main" {
                             a href="/" { "Machines" }
+                            a href="/sessions" { "Sessions" }
                             @if viewer.level() >= AccessLevel::Manager {
                                 a href="/admin/users" { "Users" }
                             }

@@ -14,6 +14,7 @@ mod dashboard;
 mod layout;
 mod machines;
 mod session;
+mod sessions_page;
 mod vm_page;
 
 use crate::api::state::AppState;
@@ -24,6 +25,10 @@ use axum::routing::get;
 
 const SCRIPT: &str = include_str!("assets/kite.js");
 const STYLE: &str = include_str!("assets/kite.css");
+const REPLAY: &str = include_str!("assets/replay.js");
+/// asciinema-player, vendored: see `assets/vendor/asciinema-player/README.md`.
+const PLAYER_SCRIPT: &str = include_str!("assets/vendor/asciinema-player/asciinema-player.min.js");
+const PLAYER_STYLE: &str = include_str!("assets/vendor/asciinema-player/asciinema-player.css");
 
 /// What the pages may load: only this origin's script and style.
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
@@ -35,7 +40,10 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
 
 async fn security_headers(mut response: Response) -> Response {
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    // A page that needs a policy of its own (the player) sets it; every other gets the strict one.
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    }
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
@@ -55,6 +63,9 @@ pub fn router() -> Router<AppState> {
         .route("/signup", get(auth_pages::signup).post(auth_pages::signup_form))
         .route("/vms/{name}", get(vm_page::page_handler))
         .route("/account", get(account_page::page_handler))
+        .route("/sessions", get(sessions_page::page_handler))
+        .route("/sessions/{id}/{channel}", get(sessions_page::player))
+        .route("/fragments/sessions", get(sessions_page::rows_fragment))
         .route("/admin", get(|| async { Redirect::to("/admin/users") }))
         .route("/admin/users", get(admin_pages::users))
         .route("/admin/vms", get(admin_pages::vms))
@@ -67,6 +78,29 @@ pub fn router() -> Router<AppState> {
         .route("/fragments/admin/gateway", get(admin_pages::gateway_fragment))
         .route("/assets/kite.js", get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }))
         .route("/assets/kite.css", get(|| async { asset("text/css; charset=utf-8", STYLE) }))
+        .route("/assets/replay.js", get(|| async { asset("text/javascript; charset=utf-8", REPLAY) }))
+        .route(
+            "/assets/asciinema-player.min.js",
+            get(|| async { asset("text/javascript; charset=utf-8", PLAYER_SCRIPT) }),
+        )
+        .route("/assets/asciinema-player.css", get(|| async { asset("text/css; charset=utf-8", PLAYER_STYLE) }))
         .fallback(not_found)
         .layer(axum::middleware::map_response(security_headers))
+}
+
+#[cfg(test)]
+mod tests {
+    use sha2::{Digest, Sha256};
+
+    #[test]
+    fn vendored_files_are_what_the_readme_pins() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ui/assets/vendor/asciinema-player");
+        let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+        for file in ["asciinema-player.min.js", "asciinema-player.css", "LICENSE"] {
+            let digest: String =
+                Sha256::digest(std::fs::read(dir.join(file)).unwrap()).iter().map(|b| format!("{b:02x}")).collect();
+            let row = format!("| `{file}` | `{digest}` |");
+            assert!(readme.contains(&row), "{file} is not the file README.md pins (its SHA-256 is {digest})");
+        }
+    }
 }

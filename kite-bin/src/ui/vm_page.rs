@@ -54,6 +54,27 @@ fn connection(connection: &Connection) -> Markup {
     }
 }
 
+/// The machine's last login through the gateway, and what is recorded.
+async fn logins(state: &AppState, viewer: &Caller, name: &str) -> Markup {
+    match crate::api::ssh_sessions::list(state, viewer, Some(name), 1).await {
+        Ok(envelope) => html! {
+            section.card #logins {
+                h2 { "Logins" }
+                @match envelope.sessions.first() {
+                    Some(last) => p #last-login {
+                        "Last login: " (super::sessions_page::when(&last.started)) " as " code { (last.ssh_id) } " from " (last.source)
+                        @if last.live { " (open now)" }
+                        ". " a href="/sessions" { "All sessions" }
+                    },
+                    None => p #last-login { "Nobody has signed in through the SSH gateway yet." },
+                }
+                (super::sessions_page::recording_notice(envelope.recording, envelope.recording_input))
+            }
+        },
+        Err(refusal) => html! { section.card #logins { h2 { "Logins" } p.hint { (refusal.message()) } } },
+    }
+}
+
 fn not_found(viewer: &Caller, name: &str) -> Response {
     let body = html! { section.card { h1 { "No such machine" } p { "You have no machine named " (name) "." } a href="/" { "Back to your machines" } } };
     (StatusCode::NOT_FOUND, page("Not found", Some(viewer), body)).into_response()
@@ -63,6 +84,7 @@ fn not_found(viewer: &Caller, name: &str) -> Response {
 pub async fn page_handler(State(state): State<AppState>, Viewer(viewer): Anyone, Path(name): Path<String>) -> Response {
     let Some(vm) = state.vms.get(&key(Some(viewer.namespace()), &name)) else { return not_found(&viewer, &name) };
     let envelope = envelope(&state, &vm);
+    let logins = logins(&state, &viewer, &name).await;
     page(
         &name,
         Some(&viewer),
@@ -74,6 +96,7 @@ pub async fn page_handler(State(state): State<AppState>, Viewer(viewer): Anyone,
                 (alert())
             }
             (connection(&envelope.connection))
+            (logins)
         },
     )
     .into_response()

@@ -2,6 +2,7 @@
 //! client that signs in the way a browser or a script does.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod rbac_cluster;
 
 use k8s_openapi::api::core::v1::Namespace;
@@ -260,6 +261,20 @@ pub fn ssh_with_password_and_input(
     dir: &std::path::Path,
     input: Option<Vec<u8>>,
 ) -> std::process::Output {
+    let ssh = ssh_password_command(port, login, password, dir, &[], command);
+    kite_testkit::openssh::run_bounded(ssh, input, Duration::from_secs(60))
+}
+
+/// The `ssh` command line that signs in to the gateway with a password
+/// (through SSH_ASKPASS, written under `dir`), with `options`, running `command`.
+pub fn ssh_password_command(
+    port: u16,
+    login: &str,
+    password: &str,
+    dir: &std::path::Path,
+    options: &[&str],
+    command: &str,
+) -> Command {
     let askpass = dir.join("askpass.sh");
     std::fs::write(&askpass, format!("#!/bin/sh\nprintf '%s\\n' '{password}'\n")).unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -267,11 +282,13 @@ pub fn ssh_with_password_and_input(
     let mut ssh = Command::new(kite_testkit::openssh::require("ssh"));
     ssh.args(kite_testkit::openssh::ssh_client_options())
         .args(["-o", "ConnectTimeout=10", "-o", "PreferredAuthentications=password", "-o", "PubkeyAuthentication=no"])
-        .args(["-o", "NumberOfPasswordPrompts=1", "-p", &port.to_string(), &format!("{login}@127.0.0.1"), command])
+        .args(["-o", "NumberOfPasswordPrompts=1", "-p", &port.to_string()])
+        .args(options)
+        .args([&format!("{login}@127.0.0.1"), command])
         .env("SSH_ASKPASS", &askpass)
         .env("SSH_ASKPASS_REQUIRE", "force")
         .env("DISPLAY", ":0");
-    kite_testkit::openssh::run_bounded(ssh, input, Duration::from_secs(60))
+    ssh
 }
 
 /// Asks `session`'s API for the machine `body` describes until it is
@@ -287,4 +304,21 @@ pub async fn create_machine_when_accepted(session: &Session, body: Value) -> Val
         }
     })
     .await
+}
+
+/// `kite demo` on loopback ports, its state under `dir`, importing images in 2 s.
+pub fn start_demo(dir: &std::path::Path, http: u16, ssh: u16) -> Process {
+    Process(
+        Command::new(env!("CARGO_BIN_EXE_kite"))
+            .args(["demo", "--http", &format!("127.0.0.1:{http}"), "--ssh", &format!("127.0.0.1:{ssh}")])
+            .args(["--kube", &format!("127.0.0.1:{}", free_port()), "--import-seconds", "2"])
+            .arg("--state-dir")
+            .arg(dir)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    )
 }

@@ -8,6 +8,7 @@ mod condition;
 mod installation;
 mod offer;
 mod platform;
+mod recording;
 mod schema;
 mod signup;
 mod user;
@@ -22,6 +23,7 @@ pub use platform::{
     HttpSource, KitePlatform, KitePlatformSpec, KitePlatformStatus, PLATFORM_NAME, SshGatewaySpec, SshGatewayStatus,
     StorageSpec, TenantNetworkSpec, TenantQuota,
 };
+pub use recording::{RecordMode, S3StoreSpec, SessionRecordingSpec, s3_credentials};
 pub use schema::{DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN, QUANTITY_PATTERN};
 pub use signup::{SignupMode, SignupSpec};
 pub use user::{KiteUser, KiteUserSpec, KiteUserStatus, UserPhase};

@@ -79,6 +79,9 @@ pub struct KitePlatformSpec {
     /// Who may sign up on the web page, and how fast.
     #[serde(default)]
     pub signup: super::signup::SignupSpec,
+    /// What the SSH gateway records of sessions, for how long, and where.
+    #[serde(default)]
+    pub session_recording: super::recording::SessionRecordingSpec,
 }
 
 fn default_access_token_ttl_minutes() -> u32 {
@@ -106,6 +109,7 @@ impl Default for KitePlatformSpec {
             tenant_network: TenantNetworkSpec::default(),
             tenant_quotas: Vec::new(),
             signup: super::signup::SignupSpec::default(),
+            session_recording: super::recording::SessionRecordingSpec::default(),
         }
     }
 }

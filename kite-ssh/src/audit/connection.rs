@@ -82,7 +82,11 @@ impl Drop for Inner {
     fn drop(&mut self) {
         if self.tried_to_sign_in.load(Ordering::Relaxed) {
             let reason = self.live.reason();
-            self.emit(Event::Disconnect { seconds: self.started.elapsed().as_secs_f64(), reason });
+            let seconds = self.started.elapsed().as_secs_f64();
+            self.emit(Event::Disconnect { seconds, reason });
+            self.live.audit_ended(&jiff::Timestamp::now().to_string(), seconds);
+        } else {
+            self.live.audit_ended("", 0.0);
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod admin_users;
 pub mod auth;
 pub mod offers;
 pub mod ssh_keys;
+pub mod ssh_sessions;
 pub mod status;
 pub mod vms;
 
@@ -33,6 +34,10 @@ pub fn api() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(vms::get, vms::patch, vms::delete))
         .routes(routes!(vms::start))
         .routes(routes!(vms::stop))
+        .routes(routes!(ssh_sessions::list))
+        .routes(routes!(ssh_sessions::recording))
+        .routes(routes!(ssh_sessions::live))
+        .routes(routes!(ssh_sessions::terminate))
         .routes(routes!(offers::list))
         .routes(routes!(offers::claim))
         .routes(routes!(admin_users::list))
