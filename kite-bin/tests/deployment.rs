@@ -84,10 +84,22 @@ impl Cluster {
         self.component(component.name(), args)
     }
 
-    /// `kite api` as its account; its base URL once it answers healthy.
-    async fn start_api(&self) -> (Process, String) {
+    /// `kite api` as its account, asking the gateway's control API at
+    /// `control`; its base URL once it answers healthy.
+    async fn start_api(&self, control: u16) -> (Process, String) {
         let port = free_port();
-        let api = self.start(Component::Api, &["api", "--namespace", "kite", "--listen", &format!("127.0.0.1:{port}")]);
+        let api = self.start(
+            Component::Api,
+            &[
+                "api",
+                "--namespace",
+                "kite",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--gateway-control",
+                &format!("127.0.0.1:{control}"),
+            ],
+        );
         let base = format!("http://127.0.0.1:{port}");
         let http = reqwest::Client::new();
         eventually(Duration::from_secs(30), "kite api to answer healthy", || async {
@@ -129,8 +141,9 @@ async fn signed_in(base: &str, name: &str) -> Session {
 
 /// `kite gateway --kube` as its account, logging in to the guests as the
 /// test's user; its SSH port once it is Ready (the machines and users listed).
-async fn start_gateway(cluster: &Cluster) -> (Process, u16) {
+async fn start_gateway(cluster: &Cluster, control: u16) -> (Process, u16) {
     let (ssh, http) = (free_port(), free_port());
+    let audit = cluster.dir.path().join("audit");
     let gateway = cluster.start(
         Component::Gateway,
         &[
@@ -144,6 +157,10 @@ async fn start_gateway(cluster: &Cluster) -> (Process, u16) {
             &format!("127.0.0.1:{http}"),
             "--upstream-user",
             &login_user(),
+            "--control-listen",
+            &format!("127.0.0.1:{control}"),
+            "--audit-dir",
+            audit.to_str().unwrap(),
         ],
     );
     let client = reqwest::Client::new();
@@ -198,8 +215,9 @@ async fn the_deployment_runs_the_whole_journey_with_each_component_under_its_own
             "test",
         ],
     );
-    let (_api, base) = cluster.start_api().await;
-    let (_gateway, ssh) = start_gateway(&cluster).await;
+    let control = free_port();
+    let (_api, base) = cluster.start_api(control).await;
+    let (_gateway, ssh) = start_gateway(&cluster, control).await;
 
     // Sign-up: the account the platform names is the admin.
     let (status, body) = sign_up(&base, "ada").await;
@@ -221,6 +239,17 @@ async fn the_deployment_runs_the_whole_journey_with_each_component_under_its_own
     })
     .await;
     assert!(text(&session.stdout).contains("kite-deployed"));
+    // The session is audited and recorded, and its owner sees it through the API
+    // (which reads the gateway's control token from its Secret).
+    let sessions = eventually(Duration::from_secs(20), "the session in the list", || async {
+        let (status, body) = ada.get("/ssh-sessions").await;
+        assert_eq!(status, StatusCode::OK, "{body}\n{}", cluster.logs());
+        let sessions = body["sessions"].as_array().cloned().unwrap_or_default();
+        sessions.iter().any(|s| s["live"] == false).then_some(sessions)
+    })
+    .await;
+    assert_eq!(sessions[0]["machine"], "web");
+    assert_eq!(sessions[0]["channels"][0]["recorded"], true, "{sessions:?}");
 
     // The operator grows the machine's disk; the controller expands its claim.
     let kubeconfig = cluster.admin.clone();
@@ -344,7 +373,7 @@ async fn without_one_rule_of_its_role_the_api_fails_and_its_log_names_the_refusa
     })
     .await
     .unwrap();
-    let (_api, base) = cluster.start_api().await;
+    let (_api, base) = cluster.start_api(free_port()).await;
     let (status, body) = sign_up(&base, "ada").await;
     assert!(status.is_server_error(), "sign-up cannot reserve the name: {status} {body}");
     assert!(!body.to_string().contains("forbidden"), "the user gets a sentence, not the API server's: {body}");

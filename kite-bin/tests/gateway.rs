@@ -103,11 +103,12 @@ fn the_gateway_routes_a_key_login_to_its_machine_and_keeps_its_host_key() {
     let dir = tempfile::tempdir().unwrap();
     write_key(&dir.path().join("alice_upstream_ed25519"), &upstream_key);
     let user = UserKey::new();
-    let port = free_port();
+    let (port, control) = (free_port(), free_port());
     let config = format!(
         "listen = \"127.0.0.1:{port}\"\nhost_key = \"gateway_host_ed25519_key\"\n\n[[route]]\nuser = \"alice\"\n\
          authorized_keys = [\"{}\"]\nupstream = \"{}\"\nupstream_user = \"root\"\nupstream_key = \"alice_upstream_ed25519\"\n\
-         upstream_host_key = \"{}\"\n\n[recording]\ndir = \"recordings\"\nmax_age_days = 30\n",
+         upstream_host_key = \"{}\"\n\n[recording]\ndir = \"recordings\"\nmax_age_days = 30\n\n\
+         [control]\nlisten = \"127.0.0.1:{control}\"\ntoken_file = \"control.token\"\n",
         public_line(user.key.public_key()),
         sshd.address(),
         public_line(sshd.host_key.public_key())
@@ -158,9 +159,28 @@ fn the_gateway_routes_a_key_login_to_its_machine_and_keeps_its_host_key() {
     let cast = std::fs::read_to_string(cast.path()).unwrap();
     assert!(cast.lines().next().is_some_and(|header| header.contains(r#""version":2"#)), "{cast}");
     assert!(cast.contains(r#""o","via-gateway\n"]"#), "{cast}");
+    // [control]: the session through the control API, with the token it made, and nothing without it.
+    let token_file = dir.path().join("control.token");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777, 0o600, "the token is private");
+    let token = std::fs::read_to_string(&token_file).unwrap();
+    let control = std::net::SocketAddr::from(([127, 0, 0, 1], control));
+    let (code, _) = kite_testkit::fixtures::http_get(control, "/control/v1/sessions").unwrap();
+    assert_eq!(code, 401);
+    let (code, _) =
+        kite_testkit::fixtures::http_get_with(control, "/control/v1/sessions", &[("Authorization", "Bearer wrong")])
+            .unwrap();
+    assert_eq!(code, 401);
+    let bearer = format!("Bearer {}", token.trim());
+    let (code, body) =
+        kite_testkit::fixtures::http_get_with(control, "/control/v1/sessions", &[("Authorization", &bearer)]).unwrap();
+    assert_eq!(code, 200, "{body}");
+    let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["recent"][0]["sshId"], "alice", "{answer}");
+    assert_eq!(answer["recent"][0]["channels"][0]["detail"], "echo via-gateway", "{answer}");
+    assert_eq!(answer["recording"], true);
     drop(gateway);
     let key_file = dir.path().join("gateway_host_ed25519_key");
-    use std::os::unix::fs::PermissionsExt;
     assert_eq!(
         std::fs::metadata(&key_file).unwrap().permissions().mode() & 0o777,
         0o600,
@@ -200,6 +220,7 @@ async fn the_kube_gateway_keeps_its_host_key_in_a_secret_and_refuses_unknown_log
         Gateway(
             kite_with(&["gateway", "--kube", "--kubeconfig", kubeconfig.to_str().unwrap()])
                 .args(["--listen", &format!("127.0.0.1:{port}"), "--http", &format!("127.0.0.1:{http}")])
+                .args(["--control-listen", "127.0.0.1:0"])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()

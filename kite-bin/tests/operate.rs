@@ -563,6 +563,9 @@ async fn the_doctor_checks_from_outside_what_users_meet_the_api_answering_and_th
             format!("127.0.0.1:{ssh}"),
             "--http".into(),
             format!("127.0.0.1:{http}"),
+            // Two gateways on one host: each its own control port.
+            "--control-listen".into(),
+            "127.0.0.1:0".into(),
         ]
     };
     let args = gateway_args(ssh_port, gateway_http);

@@ -248,7 +248,6 @@ fn kite_platform_round_trips() {
                     bucket: "kite-audit".into(),
                     region: "us-east-1".into(),
                     prefix: "kite/".into(),
-                    credentials_secret: "kite-audit-s3".into(),
                     path_style: true,
                 }),
             },
@@ -308,7 +307,7 @@ fn kite_platform_round_trips() {
                 "signup": {"mode": "Invited", "invitedEmails": ["ada@example.org"], "adminEmail": "root@example.org", "perAddressPerHour": 5, "perHour": 50},
                 "sessionRecording": {"record": "OutputAndInput", "maxAgeDays": 30, "maxSizeMiB": 10240,
                     "s3": {"endpoint": "http://minio.minio.svc:9000", "bucket": "kite-audit", "region": "us-east-1",
-                           "prefix": "kite/", "credentialsSecret": "kite-audit-s3", "pathStyle": true}}
+                           "prefix": "kite/", "pathStyle": true}}
             },
             "status": {
                 "observedGeneration": 2, "conditions": [condition_json("GoldenImagesReady")],

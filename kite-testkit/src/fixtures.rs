@@ -173,10 +173,16 @@ where
 /// A plain HTTP/1.1 GET on `address` (loopback), bounded to a few seconds:
 /// the status code and the body, or `None` when nothing answers.
 pub fn http_get(address: std::net::SocketAddr, path: &str) -> Option<(u16, String)> {
+    http_get_with(address, path, &[])
+}
+
+/// The same, with more request headers (`("Authorization", "Bearer …")`).
+pub fn http_get_with(address: std::net::SocketAddr, path: &str, headers: &[(&str, &str)]) -> Option<(u16, String)> {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect_timeout(&address, Duration::from_secs(2)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").ok()?;
+    let headers: String = headers.iter().map(|(name, value)| format!("{name}: {value}\r\n")).collect();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{headers}\r\n").ok()?;
     let mut response = String::new();
     stream.read_to_string(&mut response).ok()?;
     let code = response.split_whitespace().nth(1)?.parse().ok()?;

@@ -85,6 +85,29 @@ async fn a_service_account_may_do_what_its_roles_allow_and_is_told_what_not() {
     let own_maps: Api<ConfigMap> = Api::namespaced(api.clone(), "kite");
     own_maps.get("settings").await.unwrap();
     assert_eq!(refusal(own_maps.get("other").await.unwrap_err()).0, 403, "resourceNames name what may be read");
+    // As on a real server, a list that selects one name by field is a request for that name.
+    create(&server, "roles", Some("kite"), json!({ "metadata": { "name": "one-map" },
+        "rules": [{ "apiGroups": [""], "resources": ["configmaps"], "verbs": ["list", "watch"], "resourceNames": ["settings"] }] })).await;
+    create(
+        &server,
+        "rolebindings",
+        Some("kite"),
+        json!({ "metadata": { "name": "one-map" },
+        "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "one-map" },
+        "subjects": [{ "kind": "ServiceAccount", "name": "kite-api", "namespace": "kite" }] }),
+    )
+    .await;
+    let named = own_maps.list(&ListParams::default().fields("metadata.name=settings")).await.unwrap();
+    assert_eq!(named.items.len(), 1);
+    for fields in ["metadata.name=other", "metadata.name!=settings"] {
+        let refused = own_maps.list(&ListParams::default().fields(fields)).await.unwrap_err();
+        assert_eq!(refusal(refused).0, 403, "{fields}");
+    }
+    assert_eq!(
+        refusal(own_maps.list(&ListParams::default()).await.unwrap_err()).0,
+        403,
+        "a list of all is not a list of one"
+    );
     let elsewhere: Api<Secret> = Api::namespaced(api, "default");
     assert_eq!(
         refusal(elsewhere.list(&ListParams::default()).await.unwrap_err()).0,

@@ -51,6 +51,14 @@ pub struct ManifestArgs {
     /// The cluster's pod network, from which the ingress controller forwards (K3s' default).
     #[arg(long, default_value = "10.42.0.0/16")]
     pub pod_cidr: String,
+    /// The gateway's replicas. With one, it keeps audit events and recordings on its own
+    /// volume (the claim `kite-gateway-audit`); more than one share nothing on disk, so they
+    /// need `KitePlatform.spec.sessionRecording.s3`, and get no volume.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(i32).range(1..=16))]
+    pub gateway_replicas: i32,
+    /// The size of the gateway's audit volume (with one replica).
+    #[arg(long, default_value = "10Gi")]
+    pub audit_volume_size: String,
 }
 
 /// What the manifests are made from.

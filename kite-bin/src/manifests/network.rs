@@ -21,6 +21,18 @@ use std::collections::BTreeMap;
 pub const API_PORT: i32 = 8080;
 /// The gateway's Service port, inside the cluster.
 pub const GATEWAY_PORT: i32 = 2222;
+/// The headless Service whose name resolves to every gateway replica's control API.
+pub const CONTROL_SERVICE: &str = "kite-gateway-control";
+
+/// The gateway's control API, headless: `kite api` asks every replica.
+fn control_service(options: &Options) -> Service {
+    let mut service = service(Component::Gateway, super::workloads::CONTROL_PORT, "control", options);
+    service.metadata.name = Some(CONTROL_SERVICE.into());
+    if let Some(spec) = service.spec.as_mut() {
+        spec.cluster_ip = Some("None".into());
+    }
+    service
+}
 
 fn service(component: Component, port: i32, target: &str, options: &Options) -> Service {
     Service {
@@ -134,6 +146,22 @@ fn network_policies(options: &Options) -> Vec<NetworkPolicy> {
             options,
         ),
         policy("kite-gateway-ssh", Some(Component::Gateway), vec![allow("ssh", None)], options),
+        // The control API ends sessions and reads recordings: the API's pods only.
+        policy(
+            "kite-gateway-control-from-api",
+            Some(Component::Gateway),
+            vec![allow(
+                "control",
+                Some(vec![NetworkPolicyPeer {
+                    pod_selector: Some(LabelSelector {
+                        match_labels: Some(selector(Component::Api)),
+                        ..LabelSelector::default()
+                    }),
+                    ..NetworkPolicyPeer::default()
+                }]),
+            )],
+            options,
+        ),
     ]
 }
 
@@ -142,6 +170,7 @@ pub fn objects(options: &Options) -> Result<Vec<serde_json::Value>, serde_json::
     [
         serde_json::to_value(service(Component::Api, API_PORT, "http", options)),
         serde_json::to_value(service(Component::Gateway, GATEWAY_PORT, "ssh", options)),
+        serde_json::to_value(control_service(options)),
         serde_json::to_value(ingress(options)),
     ]
     .into_iter()

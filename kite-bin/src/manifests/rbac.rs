@@ -302,6 +302,10 @@ pub fn grants(namespaces: &Namespaces) -> Vec<Grant> {
             grant(Api, platform(), "", &["secrets"], &["get", "delete"], "the session signing key"),
             &[crate::api::session::KEY_SECRET],
         ),
+        named(
+            grant(Api, platform(), "", &["secrets"], &["get"], "the gateway's control token (the sessions pages)"),
+            &[crate::gateway::CONTROL_TOKEN_SECRET],
+        ),
         grant(
             Api,
             platform(),
@@ -319,10 +323,28 @@ pub fn grants(namespaces: &Namespaces) -> Vec<Grant> {
             &["list", "watch"],
             "routes `ssh <id>@host` to a machine; users' public keys",
         ),
-        grant(Gateway, platform(), "", &["secrets"], &["create"], "its host key, made once"),
         named(
-            grant(Gateway, platform(), "", &["secrets"], &["get"], "its host key, shared by its replicas"),
-            &[crate::gateway::HOST_KEY_SECRET],
+            grant(
+                Gateway,
+                cluster(),
+                KITE,
+                &["kiteplatforms"],
+                &["get", "list", "watch"],
+                "its session recording settings",
+            ),
+            &[kite_core::api::PLATFORM_NAME],
+        ),
+        grant(Gateway, platform(), "", &["secrets"], &["create"], "its host key and control token, made once"),
+        named(
+            grant(
+                Gateway,
+                platform(),
+                "",
+                &["secrets"],
+                &["get"],
+                "its host key and control token, shared by its replicas",
+            ),
+            &[crate::gateway::HOST_KEY_SECRET, crate::gateway::CONTROL_TOKEN_SECRET],
         ),
     ]
 }

@@ -4,11 +4,12 @@
 
 use super::rbac::Component;
 use super::{Options, labels, meta};
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, ContainerPort, EnvVar, EnvVarSource, HTTPGetAction, ObjectFieldSelector,
-    PodSecurityContext, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, SeccompProfile, SecurityContext,
-    ServiceAccount, TopologySpreadConstraint,
+    PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource, PodSecurityContext, PodSpec,
+    PodTemplateSpec, Probe, ResourceRequirements, SeccompProfile, SecurityContext, ServiceAccount,
+    TopologySpreadConstraint, Volume, VolumeMount, VolumeResourceRequirements,
 };
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -19,12 +20,24 @@ use std::collections::BTreeMap;
 /// The user the image runs as (the `nonroot` user of distroless images).
 pub const RUN_AS: i64 = 65532;
 
+/// The gateway's control API port (for `kite api` only).
+pub const CONTROL_PORT: i32 = 8083;
+
+/// The gateway's audit volume claim, and where it is mounted.
+pub const AUDIT_CLAIM: &str = "kite-gateway-audit";
+const AUDIT_DIR: &str = "/var/lib/kite/audit";
+
+/// Whether the gateway keeps its store on a volume of its own (one replica).
+fn audit_volume(options: &Options) -> bool {
+    options.gateway_replicas == 1
+}
+
 /// The ports a component serves: (name, port).
 pub fn ports(component: Component) -> &'static [(&'static str, i32)] {
     match component {
         Component::Controller => &[("http", 8081)],
         Component::Api => &[("http", 8080)],
-        Component::Gateway => &[("ssh", 2222), ("http", 8082)],
+        Component::Gateway => &[("ssh", 2222), ("http", 8082), ("control", CONTROL_PORT)],
     }
 }
 
@@ -52,9 +65,19 @@ fn args(component: Component, options: &Options) -> Vec<String> {
             "--gateway-service-account".into(),
             Component::Gateway.name().into(),
         ],
-        Component::Api => vec!["api".into(), "--namespace".into(), namespace],
+        Component::Api => vec![
+            "api".into(),
+            "--namespace".into(),
+            namespace.clone(),
+            "--gateway-control".into(),
+            // Headless: the name resolves to every gateway replica.
+            format!("{}.{namespace}.svc:{CONTROL_PORT}", super::network::CONTROL_SERVICE),
+        ],
         Component::Gateway => vec!["gateway".into(), "--kube".into(), "--namespace".into(), namespace],
     };
+    if component == Component::Gateway && audit_volume(options) {
+        args.extend(["--audit-dir".to_string(), AUDIT_DIR.to_string()]);
+    }
     if component == Component::Api {
         // Traefik forwards from a pod of the cluster network (K3s' default cluster CIDR).
         args.extend(["--trusted-proxy".to_string(), options.pod_cidr.clone()]);
@@ -129,15 +152,38 @@ fn container(component: Component, options: &Options) -> Container {
             capabilities: Some(Capabilities { drop: Some(vec!["ALL".into()]), ..Capabilities::default() }),
             ..SecurityContext::default()
         }),
+        volume_mounts: (component == Component::Gateway && audit_volume(options)).then(|| {
+            vec![VolumeMount { name: "audit".into(), mount_path: AUDIT_DIR.into(), ..VolumeMount::default() }]
+        }),
         ..Container::default()
     }
 }
 
+/// The gateway's audit volume claim (with one replica).
+fn audit_claim(options: &Options) -> PersistentVolumeClaim {
+    PersistentVolumeClaim {
+        metadata: meta(AUDIT_CLAIM, Some(&options.namespace)),
+        spec: Some(PersistentVolumeClaimSpec {
+            access_modes: Some(vec!["ReadWriteOnce".into()]),
+            resources: Some(VolumeResourceRequirements {
+                requests: Some(BTreeMap::from([("storage".into(), Quantity(options.audit_volume_size.clone()))])),
+                ..VolumeResourceRequirements::default()
+            }),
+            ..PersistentVolumeClaimSpec::default()
+        }),
+        ..PersistentVolumeClaim::default()
+    }
+}
+
 fn deployment(component: Component, options: &Options) -> Deployment {
+    let with_volume = component == Component::Gateway && audit_volume(options);
     Deployment {
         metadata: meta(component.name(), Some(&options.namespace)),
         spec: DeploymentSpec {
-            replicas: Some(2),
+            replicas: Some(if component == Component::Gateway { options.gateway_replicas } else { 2 }),
+            // A volume that one node mounts at a time: the old pod goes before the new one comes.
+            strategy: with_volume
+                .then(|| DeploymentStrategy { type_: Some("Recreate".into()), ..DeploymentStrategy::default() }),
             selector: LabelSelector { match_labels: Some(selector(component)), ..LabelSelector::default() },
             template: PodTemplateSpec {
                 metadata: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
@@ -150,6 +196,7 @@ fn deployment(component: Component, options: &Options) -> Deployment {
                         run_as_non_root: Some(true),
                         run_as_user: Some(RUN_AS),
                         run_as_group: Some(RUN_AS),
+                        fs_group: with_volume.then_some(RUN_AS),
                         seccomp_profile: Some(SeccompProfile {
                             type_: "RuntimeDefault".into(),
                             ..SeccompProfile::default()
@@ -168,6 +215,16 @@ fn deployment(component: Component, options: &Options) -> Deployment {
                         ..TopologySpreadConstraint::default()
                     }]),
                     termination_grace_period_seconds: Some(30),
+                    volumes: with_volume.then(|| {
+                        vec![Volume {
+                            name: "audit".into(),
+                            persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                                claim_name: AUDIT_CLAIM.into(),
+                                ..PersistentVolumeClaimVolumeSource::default()
+                            }),
+                            ..Volume::default()
+                        }]
+                    }),
                     ..PodSpec::default()
                 }),
             },
@@ -196,6 +253,9 @@ pub fn objects(options: &Options) -> Result<Vec<serde_json::Value>, serde_json::
         let account =
             ServiceAccount { metadata: meta(component.name(), Some(&options.namespace)), ..ServiceAccount::default() };
         objects.push(serde_json::to_value(account)?);
+    }
+    if audit_volume(options) {
+        objects.push(serde_json::to_value(audit_claim(options))?);
     }
     for component in Component::ALL {
         objects.push(serde_json::to_value(deployment(component, options))?);

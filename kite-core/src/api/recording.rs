@@ -56,7 +56,10 @@ impl RecordMode {
     }
 }
 
-/// An S3-compatible bucket (AWS S3, MinIO, Ceph RGW, Garage…).
+/// An S3-compatible bucket (AWS S3, MinIO, Ceph RGW, Garage…). The
+/// requests are signed with the keys in the Secret
+/// [`s3_credentials::SECRET`] of the platform's namespace (a fixed name, so
+/// the gateway's role can name the one Secret it may read).
 #[derive(Serialize, Deserialize, JsonSchema, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct S3StoreSpec {
@@ -75,18 +78,16 @@ pub struct S3StoreSpec {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     #[schemars(length(max = 512))]
     pub prefix: String,
-    /// The Secret, in the platform's namespace, whose `accessKeyId` and
-    /// `secretAccessKey` sign the requests.
-    #[schemars(length(min = 1, max = 253), regex(pattern = super::schema::DNS_SUBDOMAIN_PATTERN))]
-    pub credentials_secret: String,
     /// Path-style addresses (`endpoint/bucket/key`), as MinIO and most
     /// self-hosted services want; virtual-hosted (`bucket.endpoint/key`) when false.
     #[serde(default = "yes")]
     pub path_style: bool,
 }
 
-/// The keys of the credentials Secret.
+/// The credentials Secret of the S3 store.
 pub mod s3_credentials {
+    /// Its name, in the platform's namespace.
+    pub const SECRET: &str = "kite-gateway-s3";
     /// The access key id.
     pub const ACCESS_KEY_ID: &str = "accessKeyId";
     /// The secret access key.

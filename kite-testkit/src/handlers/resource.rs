@@ -30,7 +30,7 @@ pub(super) async fn answer(
 ) -> Result<Response, ApiError> {
     let resource = served_type(inner, &path)?;
     let verb = verb_of(method, &path, query)?;
-    authorize(inner, user, verb, &resource, &path)?;
+    authorize(inner, user, verb, &resource, &path, query)?;
     if let Some(answer) = reviews(inner, user, verb, &resource, &path, headers, body).await? {
         return Ok(answer);
     }
@@ -125,18 +125,35 @@ fn authorize(
     verb: Verb,
     resource: &ResourceType,
     path: &ResourcePath,
+    query: &HashMap<String, String>,
 ) -> Result<(), ApiError> {
     let verb = if verb == Verb::Delete && path.name.is_none() { "deletecollection" } else { verb.as_str() };
+    // As the real server's request info: a list or watch whose field selector
+    // requires one `metadata.name` is authorized as a request for that name,
+    // so `resourceNames` can grant it.
+    let selected = match verb {
+        "list" | "watch" => query.get("fieldSelector").and_then(|selector| name_required_by(selector)),
+        _ => None,
+    };
     let request = rbac::Attributes {
         verb,
         group: &resource.group,
         resource: &resource.plural,
         subresource: path.subresource.as_deref(),
-        name: path.name.as_deref(),
+        name: path.name.as_deref().or(selected),
         namespace: path.namespace.as_deref(),
         path: None,
     };
     rbac::authorize(inner, user, &request)
+}
+
+/// The name a field selector requires exactly (`metadata.name=x` or `==x`), if any.
+fn name_required_by(selector: &str) -> Option<&str> {
+    selector.split(',').find_map(|requirement| {
+        let value = requirement.trim().strip_prefix("metadata.name")?;
+        let value = value.strip_prefix("==").or_else(|| value.strip_prefix('='))?;
+        (!value.starts_with('=')).then_some(value)
+    })
 }
 
 /// The APIs that answer instead of storing: a ServiceAccount's token, the
