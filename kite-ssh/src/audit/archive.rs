@@ -50,6 +50,11 @@ pub fn is_connection_id(connection: &str) -> bool {
     connection.len() == 32 && connection.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
+/// Whether `name` is a day (`YYYY-MM-DD`), as stores name their folders.
+pub(crate) fn is_day(name: &str) -> bool {
+    name.parse::<jiff::civil::Date>().is_ok() && name.len() == 10
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 //! `<dir>/recordings/<YYYY-MM-DD>/<connection>-<channel>.cast`. A thread of
 //! its own writes, so the router never waits on the disk.
 
-use super::archive::{ArchiveFuture, AuditArchive, is_connection_id, parse_events};
+use super::archive::{ArchiveFuture, AuditArchive, is_connection_id, is_day, parse_events};
 use super::recording::{CastWriter, RecordingAbout};
 use super::retention::{self, Retention};
 use super::{AuditEvent, AuditSink};
@@ -177,11 +177,6 @@ fn blocking<'a, T: Send + 'static>(
             Err(error) => Err(crate::Error::Store(format!("{what}: {error}"))),
         }
     })
-}
-
-/// Whether `name` is a day (`YYYY-MM-DD`).
-fn is_day(name: &str) -> bool {
-    name.parse::<jiff::civil::Date>().is_ok() && name.len() == 10
 }
 
 impl AuditArchive for FileStore {

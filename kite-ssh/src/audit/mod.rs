@@ -3,11 +3,24 @@
 //! machine to run, how it ended and how many bytes went each way.
 //!
 //! Every event is logged with `tracing` (target `kite_ssh::audit`) and
-//! handed to the router's [`AuditSink`]: [`FileStore`] keeps them as files
-//! of JSON lines, one per day, and records sessions when asked; an
-//! embedder may plug in its own. A password
-//! or a rejected login name (sometimes a password typed in the wrong field)
-//! never appears in an event: a rejected name is a keyed digest.
+//! handed to the router's [`AuditSink`]; an embedder may plug in its own.
+//! A password or a rejected login name (sometimes a password typed in the
+//! wrong field) never appears in an event: a rejected name is a keyed
+//! digest.
+//!
+//! Two stores come with the crate, both sinks that also record sessions
+//! when asked ([`FileStore::recording_sessions`],
+//! [`S3Store::recording_sessions`]), both read back as an [`AuditArchive`],
+//! both pruned by whole days under a [`Retention`], and neither blocks the
+//! router: each writes from a thread of its own. [`FileStore`] keeps a
+//! directory: one file of JSON lines per day, appended to as events come,
+//! and one asciicast file per recorded channel. [`S3Store`] keeps a bucket
+//! of Amazon S3 or of any S3-compatible service ([`S3Settings`]): since an
+//! object cannot be appended to, events go up in batches, one object per
+//! day every two seconds and whenever [`S3Store::flush`] is called or the
+//! store is closed or dropped, and each recording is a multipart upload,
+//! completed when the recording ends. Killing the process loses at most
+//! the last two seconds of events and the recordings still running.
 //!
 //! The schema, one JSON object per line:
 //!
@@ -54,6 +67,7 @@ mod event;
 mod file_store;
 mod recording;
 mod retention;
+mod s3_store;
 mod summary;
 
 pub use archive::{ArchiveFuture, AuditArchive, is_connection_id, parse_events};
@@ -64,6 +78,7 @@ pub use file_store::FileStore;
 pub(crate) use recording::Recording;
 pub use recording::{CastWriter, RecordingAbout};
 pub use retention::Retention;
+pub use s3_store::{S3Settings, S3Store};
 pub use summary::{ChannelSummary, SessionSummary, recent_sessions, summarize};
 
 /// Where audit events go. Implementations must not block: the router calls

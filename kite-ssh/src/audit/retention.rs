@@ -1,7 +1,8 @@
-//! How long the filesystem store keeps what it wrote, and how much: whole
-//! days go, oldest first, once they are older than the age limit or while
-//! the store is over its size limit. The current day (UTC) is never
-//! removed: its files may still be written to.
+//! How long a store keeps what it wrote, and how much: whole days go,
+//! oldest first, once they are older than the age limit or while the store
+//! is over its size limit. The current day (UTC) is never removed: its
+//! files may still be written to. [`doomed`] decides from each day's size,
+//! so the filesystem store and the S3 store prune alike.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -34,20 +35,11 @@ struct Day {
 /// Removes what `retention` no longer allows from the store under `dir`,
 /// `today` being the current day (`YYYY-MM-DD`, UTC).
 pub(crate) fn prune(dir: &Path, retention: Retention, today: &str) -> std::io::Result<Pruned> {
-    let mut days = days(dir)?;
-    days.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut total: u64 = days.iter().map(|day| day.bytes).sum();
-    let oldest_kept = retention.max_age.map(|age| day_before(today, age));
+    let days = days(dir)?;
+    let sizes: Vec<(String, u64)> = days.iter().map(|day| (day.name.clone(), day.bytes)).collect();
+    let doomed = doomed(&sizes, retention, today);
     let mut pruned = Pruned::default();
-    for day in days {
-        if day.name.as_str() >= today {
-            break;
-        }
-        let too_old = oldest_kept.as_deref().is_some_and(|oldest| day.name.as_str() < oldest);
-        let too_big = retention.max_bytes.is_some_and(|max| total > max);
-        if !(too_old || too_big) {
-            continue;
-        }
+    for day in days.into_iter().filter(|day| doomed.contains(&day.name)) {
         for path in &day.paths {
             let removed = if path.is_dir() { std::fs::remove_dir_all(path) } else { std::fs::remove_file(path) };
             match removed {
@@ -56,11 +48,34 @@ pub(crate) fn prune(dir: &Path, retention: Retention, today: &str) -> std::io::R
                 Err(error) => return Err(error),
             }
         }
-        total = total.saturating_sub(day.bytes);
         pruned.bytes += day.bytes;
         pruned.days.push(day.name);
     }
     Ok(pruned)
+}
+
+/// The days that `retention` no longer allows, oldest first, from each
+/// day's name (`YYYY-MM-DD`) and size in bytes, `today` being the current
+/// day (UTC), which is never among them. `days` need not be sorted.
+pub(crate) fn doomed(days: &[(String, u64)], retention: Retention, today: &str) -> Vec<String> {
+    let mut days: Vec<&(String, u64)> = days.iter().collect();
+    days.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut total: u64 = days.iter().map(|(_, bytes)| bytes).sum();
+    let oldest_kept = retention.max_age.map(|age| day_before(today, age));
+    let mut doomed = Vec::new();
+    for (name, bytes) in days {
+        if name.as_str() >= today {
+            break;
+        }
+        let too_old = oldest_kept.as_deref().is_some_and(|oldest| name.as_str() < oldest);
+        let too_big = retention.max_bytes.is_some_and(|max| total > max);
+        if !(too_old || too_big) {
+            continue;
+        }
+        total = total.saturating_sub(*bytes);
+        doomed.push(name.clone());
+    }
+    doomed
 }
 
 /// The first day kept when days older than `age` go.

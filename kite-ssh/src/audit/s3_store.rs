@@ -1,0 +1,690 @@
+//! The S3 store: audit events and recordings in a bucket of Amazon S3 or
+//! of any service that speaks its API (MinIO, Ceph, Garage, R2, …), under
+//! a prefix:
+//!
+//! - `<prefix>/audit/<YYYY-MM-DD>/<batch>.jsonl`: audit events as JSON
+//!   lines. S3 cannot append to an object, so events wait in memory and go
+//!   up as one object per day every [`FLUSH_EVERY`] (when there are any),
+//!   when [`S3Store::flush`] or [`S3Store::close`] is called, and when the
+//!   store is dropped. A batch's name starts with the time it was written
+//!   (`20261205T080002.123456789Z-…`), so a day's objects in name order are
+//!   its events in order.
+//! - `<prefix>/recordings/<YYYY-MM-DD>/<connection>-<channel>.cast`: one
+//!   asciicast per recorded channel, streamed as a multipart upload in
+//!   parts of [`PART_SIZE`] and completed when the recording ends, so a
+//!   long session is never held in memory whole. An upload that never
+//!   completes (the process killed mid-session) leaves no object.
+//!
+//! Nothing here blocks the router: events and recording lines go over
+//! unbounded channels to a thread of the store's own, which runs a small
+//! tokio runtime for the requests.
+
+use super::archive::{ArchiveFuture, AuditArchive, is_connection_id, is_day, parse_events};
+use super::recording::{CastWriter, RecordingAbout};
+use super::retention::{self, Retention};
+use super::{AuditEvent, AuditSink};
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
+use object_store::aws::AmazonS3Builder;
+use object_store::client::{
+    ClientOptions, HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpRequestBody, HttpResponse,
+    HttpResponseBody, HttpService,
+};
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::task::JoinHandle;
+
+/// How often the events waiting in memory are written, when there are any.
+const FLUSH_EVERY: Duration = Duration::from_secs(2);
+
+/// The size of a recording's multipart parts (S3's smallest but for the last).
+const PART_SIZE: usize = 5 * 1024 * 1024;
+
+/// How many parts of one recording may be on their way at once; past that,
+/// its lines wait in memory until a part is written.
+const PARTS_IN_FLIGHT: usize = 2;
+
+/// How often the store prunes what its retention no longer allows.
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+
+/// How long a request may wait for its response's head (object_store
+/// retries a request that timed out, with backoff).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long connecting to the service may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long dropping the store waits for what is queued to be written.
+const DROP_WAIT: Duration = Duration::from_secs(60);
+
+/// Where an [`S3Store`] keeps its objects, and with which credentials.
+#[derive(Clone, PartialEq, Eq)]
+pub struct S3Settings {
+    /// The service's URL (`https://minio.example:9000`); `None` for Amazon
+    /// S3 itself, whose endpoint follows from the region.
+    pub endpoint: Option<String>,
+    /// The bucket, which must exist.
+    pub bucket: String,
+    /// The region (`us-east-1`; most other services accept any).
+    pub region: String,
+    /// The folder inside the bucket that holds `audit/` and `recordings/`
+    /// (`kite/gateway`); empty for the bucket's root.
+    pub prefix: String,
+    /// The access key's id.
+    pub access_key_id: String,
+    /// The access key's secret (never printed by `Debug`).
+    pub secret_access_key: String,
+    /// Whether plain `http://` endpoints are allowed (off: HTTPS only).
+    pub allow_http: bool,
+    /// Whether the bucket goes in the path (`https://endpoint/bucket/key`,
+    /// what most self-hosted services want) rather than in the host name
+    /// (`https://bucket.s3.region.amazonaws.com/key`; with an `endpoint`,
+    /// the endpoint must then name the bucket itself).
+    pub path_style: bool,
+}
+
+impl std::fmt::Debug for S3Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Settings")
+            .field("endpoint", &self.endpoint)
+            .field("bucket", &self.bucket)
+            .field("region", &self.region)
+            .field("prefix", &self.prefix)
+            .field("access_key_id", &self.access_key_id)
+            .field("secret_access_key", &"<redacted>")
+            .field("allow_http", &self.allow_http)
+            .field("path_style", &self.path_style)
+            .finish()
+    }
+}
+
+/// What the writer is asked to do, in the order asked.
+enum Job {
+    /// Keep an event's line (with its newline) for its day's next batch.
+    Event { day: String, line: String },
+    /// A recording ended: its upload is being completed by this task.
+    Ended(JoinHandle<Result<(), String>>),
+    /// Keep within these limits from now on (pruning at once, then hourly).
+    Retain(Retention),
+    /// Write everything asked before this, then say how it went.
+    Flush(Box<dyn FnOnce(Result<(), String>) + Send>),
+}
+
+/// Where the store's objects are: keys under the prefix.
+#[derive(Debug, Clone)]
+struct Layout {
+    /// The prefix, without leading or trailing slashes; empty for the root.
+    prefix: String,
+}
+
+impl Layout {
+    fn key(&self, rest: &str) -> Path {
+        if self.prefix.is_empty() { Path::from(rest) } else { Path::from(format!("{}/{rest}", self.prefix)) }
+    }
+
+    fn audit(&self) -> Path {
+        self.key("audit")
+    }
+
+    fn recordings(&self) -> Path {
+        self.key("recordings")
+    }
+}
+
+/// Audit events, and recordings when asked, in an S3 bucket. Dropping it
+/// (or [`S3Store::close`]) writes what is queued, the events and the
+/// recordings that have ended, before it returns.
+///
+/// Events and recording lines wait in unbounded queues: they are never
+/// refused nor dropped, and if the service is slower than the gateway
+/// produces them, or unreachable, they wait in memory (a batch that could
+/// not be written is tried again at the next flush, after object_store's
+/// own retries).
+pub struct S3Store {
+    objects: Arc<dyn ObjectStore>,
+    layout: Layout,
+    jobs: Option<UnboundedSender<Job>>,
+    runtime: tokio::runtime::Handle,
+    recordings: Option<bool>,
+}
+
+impl std::fmt::Debug for S3Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Store")
+            .field("objects", &self.objects.to_string())
+            .field("prefix", &self.layout.prefix)
+            .field("recordings", &self.recordings)
+            .finish()
+    }
+}
+
+impl S3Store {
+    /// A store in the bucket that `settings` name, which keeps audit events
+    /// and records no session until [`S3Store::recording_sessions`] says.
+    ///
+    /// It starts a thread running a tokio runtime of the store's own, on
+    /// which every request to the service runs: it may be called inside a
+    /// tokio runtime (as the gateway does) or outside one, and what is
+    /// queued is still written when the caller's runtime shuts down first.
+    /// Nothing is sent yet: a wrong bucket or key shows in the log at the
+    /// first write, and as an error from [`S3Store::flush`] and the reads.
+    pub fn open(settings: S3Settings) -> Result<Self, crate::Error> {
+        let layout = Layout { prefix: prefix(&settings.prefix)? };
+        let mut builder = AmazonS3Builder::new()
+            .with_bucket_name(&settings.bucket)
+            .with_region(&settings.region)
+            .with_access_key_id(&settings.access_key_id)
+            .with_secret_access_key(&settings.secret_access_key)
+            .with_allow_http(settings.allow_http)
+            .with_virtual_hosted_style_request(!settings.path_style)
+            .with_http_connector(Transport { allow_http: settings.allow_http });
+        if let Some(endpoint) = &settings.endpoint {
+            builder = builder.with_endpoint(endpoint);
+        }
+        let objects: Arc<dyn ObjectStore> = Arc::new(
+            builder.build().map_err(|error| crate::Error::Store(format!("bucket {}: {error}", settings.bucket)))?,
+        );
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|source| crate::Error::Io { what: "starting the S3 audit writer's runtime".into(), source })?;
+        let handle = runtime.handle().clone();
+        let (jobs, received) = unbounded_channel();
+        std::thread::Builder::new()
+            .name("kite-audit-s3".into())
+            .spawn({
+                let objects = objects.clone();
+                let layout = layout.clone();
+                move || runtime.block_on(write_jobs(objects, layout, received))
+            })
+            .map_err(|source| crate::Error::Io { what: "starting the S3 audit writer".into(), source })?;
+        tracing::info!(bucket = %settings.bucket, prefix = %layout.prefix, endpoint = ?settings.endpoint, "audit events go to S3");
+        Ok(Self { objects, layout, jobs: Some(jobs), runtime: handle, recordings: None })
+    }
+
+    /// Records shell and command sessions too: their output, and their
+    /// input when `input` is true.
+    pub fn recording_sessions(mut self, input: bool) -> Self {
+        self.recordings = Some(input);
+        self
+    }
+
+    /// Keeps the store within `retention`: whole days go (their events and
+    /// recordings), oldest first, now and every hour, never the current day.
+    pub fn retention(self, retention: Retention) -> Self {
+        self.send(Job::Retain(retention));
+        self
+    }
+
+    /// Waits until everything queued before this call is written: the
+    /// events recorded so far are in objects, recordings that have ended
+    /// are complete, and pruning asked for is done. Recordings still
+    /// running are not waited for (S3 keeps none of an upload until it is
+    /// completed). An error says what could not be written; the events of
+    /// a failed batch are tried again at the next flush.
+    pub async fn flush(&self) -> Result<(), crate::Error> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let asked = self.jobs.as_ref().is_some_and(|jobs| {
+            jobs.send(Job::Flush(Box::new(move |result| {
+                let _ = reply.send(result);
+            })))
+            .is_ok()
+        });
+        if !asked {
+            return Err(crate::Error::Store("the S3 audit writer has stopped".into()));
+        }
+        match answer.await {
+            Ok(result) => result.map_err(crate::Error::Store),
+            Err(_) => Err(crate::Error::Store("the S3 audit writer stopped before it flushed".into())),
+        }
+    }
+
+    /// Writes what is queued, as [`S3Store::flush`] does, and closes the
+    /// store. Recordings still running go on to the service until their
+    /// writers are dropped, on the store's thread, which ends after them.
+    pub async fn close(mut self) -> Result<(), crate::Error> {
+        let flushed = self.flush().await;
+        drop(self.jobs.take());
+        flushed
+    }
+
+    fn send(&self, job: Job) {
+        let sent = self.jobs.as_ref().is_some_and(|jobs| jobs.send(job).is_ok());
+        if !sent {
+            tracing::error!("the S3 audit writer has stopped; an event was not kept");
+        }
+    }
+
+    /// Runs a read on the store's runtime, where its connections live.
+    fn read<'a, T: Send + 'static>(
+        &self,
+        what: String,
+        read: impl Future<Output = object_store::Result<T>> + Send + 'static,
+    ) -> ArchiveFuture<'a, T> {
+        let task = self.runtime.spawn(read);
+        Box::pin(async move {
+            match task.await {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(error)) => Err(crate::Error::Store(format!("{what}: {error}"))),
+                Err(error) => Err(crate::Error::Store(format!("{what}: {error}"))),
+            }
+        })
+    }
+}
+
+/// The prefix without its slashes, checked.
+fn prefix(prefix: &str) -> Result<String, crate::Error> {
+    let parsed = Path::parse(prefix.trim_matches('/'))
+        .map_err(|error| crate::Error::Store(format!("prefix {prefix:?}: {error}")))?;
+    Ok(parsed.as_ref().to_string())
+}
+
+impl Drop for S3Store {
+    fn drop(&mut self) {
+        let Some(jobs) = self.jobs.take() else { return };
+        let (reply, answer) = std::sync::mpsc::channel();
+        let asked = jobs
+            .send(Job::Flush(Box::new(move |result| {
+                let _ = reply.send(result);
+            })))
+            .is_ok();
+        drop(jobs);
+        if !asked {
+            return;
+        }
+        match answer.recv_timeout(DROP_WAIT) {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::error!(%error, "the S3 audit store closed with something unwritten"),
+            Err(_) => tracing::error!(
+                waited = ?DROP_WAIT,
+                "the S3 audit store closed before what was queued was written; the rest is lost if the process ends"
+            ),
+        }
+    }
+}
+
+impl AuditSink for S3Store {
+    fn record(&self, event: &AuditEvent) {
+        let Ok(mut line) = serde_json::to_string(event) else { return };
+        line.push('\n');
+        let day = event.time.get(..10).filter(|day| is_day(day)).unwrap_or("unknown").to_string();
+        self.send(Job::Event { day, line });
+    }
+
+    fn recording(&self, about: &RecordingAbout) -> Option<Box<dyn CastWriter>> {
+        let input = self.recordings?;
+        let jobs = self.jobs.clone()?;
+        let now = jiff::Timestamp::now().to_string();
+        let day = now.get(..10).unwrap_or("unknown");
+        let key = self.layout.key(&format!("recordings/{day}/{}-{}.cast", about.connection, about.channel));
+        let (lines, received) = unbounded_channel();
+        let upload = self.runtime.spawn(upload_recording(self.objects.clone(), key, received));
+        Some(Box::new(S3Cast { lines: Some(lines), upload: Some(upload), jobs, input }))
+    }
+}
+
+impl AuditArchive for S3Store {
+    fn days(&self) -> ArchiveFuture<'_, Vec<String>> {
+        let objects = self.objects.clone();
+        let audit = self.layout.audit();
+        self.read(format!("listing {audit}"), async move { day_folders(objects.as_ref(), &audit).await })
+    }
+
+    fn events<'a>(&'a self, day: &'a str) -> ArchiveFuture<'a, Vec<AuditEvent>> {
+        if !is_day(day) {
+            return Box::pin(async { Ok(Vec::new()) });
+        }
+        let objects = self.objects.clone();
+        let folder = self.layout.key(&format!("audit/{day}"));
+        let what = format!("reading {folder}");
+        let whence = folder.to_string();
+        self.read(what, async move {
+            let mut batches: Vec<Path> = objects.list(Some(&folder)).map_ok(|meta| meta.location).try_collect().await?;
+            batches.sort();
+            let mut text = String::new();
+            for batch in batches {
+                let bytes = objects.get(&batch).await?.bytes().await?;
+                text.push_str(&String::from_utf8_lossy(&bytes));
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+            }
+            Ok(parse_events(&text, &whence))
+        })
+    }
+
+    fn recording<'a>(&'a self, connection: &'a str, channel: u32) -> ArchiveFuture<'a, Option<Vec<u8>>> {
+        if !is_connection_id(connection) {
+            return Box::pin(async { Ok(None) });
+        }
+        let objects = self.objects.clone();
+        let recordings = self.layout.recordings();
+        let name = format!("{connection}-{channel}.cast");
+        self.read(format!("reading {recordings}"), async move {
+            let days = day_folders(objects.as_ref(), &recordings).await?;
+            for day in days.iter().rev() {
+                match objects.get(&recordings.clone().join(day.as_str()).join(name.as_str())).await {
+                    Ok(found) => return Ok(Some(found.bytes().await?.to_vec())),
+                    Err(object_store::Error::NotFound { .. }) => {}
+                    Err(error) => return Err(error),
+                }
+            }
+            Ok(None)
+        })
+    }
+}
+
+/// The day folders (`YYYY-MM-DD`) directly under `folder`, oldest first.
+async fn day_folders(objects: &dyn ObjectStore, folder: &Path) -> object_store::Result<Vec<String>> {
+    let listed = objects.list_with_delimiter(Some(folder)).await?;
+    let mut days: Vec<String> = listed
+        .common_prefixes
+        .iter()
+        .filter_map(|prefix| prefix.filename())
+        .filter(|name| is_day(name))
+        .map(str::to_string)
+        .collect();
+    days.sort();
+    Ok(days)
+}
+
+/// The writer: batches events, follows recordings' uploads, prunes.
+async fn write_jobs(objects: Arc<dyn ObjectStore>, layout: Layout, mut jobs: UnboundedReceiver<Job>) {
+    let mut writer = Writer { objects, layout, waiting: BTreeMap::new(), unsent: Vec::new(), ended: Vec::new() };
+    let mut retention: Option<Retention> = None;
+    let mut flush_tick = tokio::time::interval(FLUSH_EVERY);
+    flush_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut prune_tick = tokio::time::interval(PRUNE_EVERY);
+    prune_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    prune_tick.tick().await;
+    loop {
+        tokio::select! {
+            job = jobs.recv() => match job {
+                None => break,
+                Some(Job::Event { day, line }) => writer.waiting.entry(day).or_default().push_str(&line),
+                Some(Job::Ended(upload)) => writer.ended.push(upload),
+                Some(Job::Retain(limits)) => {
+                    retention = Some(limits);
+                    writer.prune(limits).await;
+                }
+                Some(Job::Flush(reply)) => reply(writer.flush().await),
+            },
+            _ = flush_tick.tick() => {
+                if let Err(error) = writer.write_events().await {
+                    tracing::warn!(%error, "audit events wait for the next flush");
+                }
+                writer.ended.retain(|upload| !upload.is_finished());
+            }
+            _ = prune_tick.tick() => {
+                if let Some(limits) = retention {
+                    writer.prune(limits).await;
+                }
+            }
+        }
+    }
+    // Every sender is gone (the store and every recording's writer): write the rest.
+    if let Err(error) = writer.flush().await {
+        tracing::error!(%error, "the S3 audit writer stopped with something unwritten");
+    }
+}
+
+/// The writer's state.
+struct Writer {
+    objects: Arc<dyn ObjectStore>,
+    layout: Layout,
+    /// Events not yet in a batch, by day.
+    waiting: BTreeMap<String, String>,
+    /// Batches whose write failed, tried again first.
+    unsent: Vec<(Path, Bytes)>,
+    /// Recordings that ended, whose uploads are being completed.
+    ended: Vec<JoinHandle<Result<(), String>>>,
+}
+
+impl Writer {
+    /// Writes the waiting events and the batches that failed before.
+    async fn write_events(&mut self) -> Result<(), String> {
+        let name = batch_name();
+        for (day, lines) in std::mem::take(&mut self.waiting) {
+            let key = self.layout.key(&format!("audit/{day}/{name}.jsonl"));
+            self.unsent.push((key, Bytes::from(lines)));
+        }
+        let mut failed = Vec::new();
+        let mut first_error = None;
+        for (key, batch) in std::mem::take(&mut self.unsent) {
+            let lines = batch.iter().filter(|&&b| b == b'\n').count();
+            match self.objects.put(&key, PutPayload::from_bytes(batch.clone())).await {
+                Ok(_) => tracing::debug!(key = %key, lines, "wrote a batch of audit events"),
+                Err(error) => {
+                    tracing::error!(key = %key, lines, %error, "a batch of audit events could not be written");
+                    first_error.get_or_insert_with(|| format!("writing {key}: {error}"));
+                    failed.push((key, batch));
+                }
+            }
+        }
+        self.unsent = failed;
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Writes the waiting events and completes the ended recordings.
+    async fn flush(&mut self) -> Result<(), String> {
+        let mut result = self.write_events().await;
+        for upload in std::mem::take(&mut self.ended) {
+            let completed = match upload.await {
+                Ok(completed) => completed,
+                Err(error) => Err(format!("a recording's upload failed: {error}")),
+            };
+            if let Err(error) = completed
+                && result.is_ok()
+            {
+                result = Err(error);
+            }
+        }
+        result
+    }
+
+    /// Removes the days that `limits` no longer allow.
+    async fn prune(&self, limits: Retention) {
+        let today = jiff::Timestamp::now().to_string();
+        let today = today.get(..10).unwrap_or_default();
+        match prune(self.objects.as_ref(), &self.layout, limits, today).await {
+            Ok((days, bytes)) if !days.is_empty() => {
+                tracing::info!(?days, bytes, "pruned audit events and recordings past their retention");
+            }
+            Ok(_) => {}
+            Err(error) => {
+                tracing::error!(prefix = %self.layout.prefix, %error, "pruning audit events and recordings failed")
+            }
+        }
+    }
+}
+
+/// Removes whole days that `limits` no longer allow from both folders;
+/// the days removed and the bytes they held.
+async fn prune(
+    objects: &dyn ObjectStore,
+    layout: &Layout,
+    limits: Retention,
+    today: &str,
+) -> object_store::Result<(Vec<String>, u64)> {
+    let mut days: HashMap<String, (u64, Vec<Path>)> = HashMap::new();
+    for folder in [layout.audit(), layout.recordings()] {
+        let listed: Vec<_> = objects.list(Some(&folder)).try_collect().await?;
+        for meta in listed {
+            let day = meta.location.prefix_match(&folder).and_then(|mut rest| rest.next());
+            let Some(day) = day.map(|part| part.as_ref().to_string()).filter(|day| is_day(day)) else { continue };
+            let entry = days.entry(day).or_default();
+            entry.0 += meta.size;
+            entry.1.push(meta.location);
+        }
+    }
+    let sizes: Vec<(String, u64)> = days.iter().map(|(day, (bytes, _))| (day.clone(), *bytes)).collect();
+    let doomed = retention::doomed(&sizes, limits, today);
+    let mut removed = 0;
+    for day in &doomed {
+        let Some((bytes, keys)) = days.remove(day) else { continue };
+        let keys = futures::stream::iter(keys.into_iter().map(Ok)).boxed();
+        let _: Vec<Path> = objects.delete_stream(keys).try_collect().await?;
+        removed += bytes;
+    }
+    Ok((doomed, removed))
+}
+
+/// A batch's name: the time, then a count and a random part, so that names
+/// sort in the order written and never meet another writer's.
+fn batch_name() -> String {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let now = jiff::Timestamp::now();
+    let count = COUNT.fetch_add(1, Ordering::Relaxed);
+    let random = uuid::Uuid::new_v4().simple().to_string();
+    format!(
+        "{}.{:09}Z-{count:08}-{}",
+        now.strftime("%Y%m%dT%H%M%S"),
+        now.subsec_nanosecond(),
+        random.get(..8).unwrap_or_default()
+    )
+}
+
+/// One recording's upload: its lines as they come, in parts of
+/// [`PART_SIZE`], completed when its writer is dropped.
+async fn upload_recording(
+    objects: Arc<dyn ObjectStore>,
+    key: Path,
+    mut lines: UnboundedReceiver<String>,
+) -> Result<(), String> {
+    let fail = |what: &str, error: object_store::Error| {
+        tracing::error!(key = %key, %error, "{what}");
+        format!("{what} ({key}): {error}")
+    };
+    let upload = match objects.put_multipart(&key).await {
+        Ok(upload) => upload,
+        Err(error) => return Err(fail("a recording could not be started", error)),
+    };
+    let mut upload = WriteMultipart::new_with_chunk_size(upload, PART_SIZE);
+    let mut bytes: u64 = 0;
+    while let Some(line) = lines.recv().await {
+        if let Err(error) = upload.wait_for_capacity(PARTS_IN_FLIGHT).await {
+            let _ = upload.abort().await;
+            return Err(fail("a recording's part could not be written; the rest of it is lost", error));
+        }
+        upload.write(line.as_bytes());
+        upload.write(b"\n");
+        bytes += line.len() as u64 + 1;
+    }
+    if bytes == 0 {
+        // Nothing to keep (the router always writes a header, but S3 refuses
+        // to complete an upload without parts).
+        return upload.abort().await.map_err(|error| fail("an empty recording could not be abandoned", error));
+    }
+    match upload.finish().await {
+        Ok(_) => {
+            tracing::debug!(key = %key, bytes, "wrote a recording");
+            Ok(())
+        }
+        Err(error) => Err(fail("a recording could not be completed", error)),
+    }
+}
+
+/// One recording, as the router writes it.
+struct S3Cast {
+    lines: Option<UnboundedSender<String>>,
+    upload: Option<JoinHandle<Result<(), String>>>,
+    jobs: UnboundedSender<Job>,
+    input: bool,
+}
+
+impl CastWriter for S3Cast {
+    fn line(&mut self, line: &str) {
+        if let Some(lines) = &self.lines {
+            // An upload that failed has stopped listening (and said so).
+            let _ = lines.send(line.to_string());
+        }
+    }
+
+    fn wants_input(&self) -> bool {
+        self.input
+    }
+}
+
+impl Drop for S3Cast {
+    fn drop(&mut self) {
+        // Closing the lines completes the upload; the writer waits for it
+        // at the next flush, so a flush after this returns once it is complete.
+        drop(self.lines.take());
+        if let Some(upload) = self.upload.take() {
+            let _ = self.jobs.send(Job::Ended(upload));
+        }
+    }
+}
+
+/// object_store's requests, over hyper with rustls on ring (see the
+/// workspace's Cargo.toml for why not object_store's own transport).
+#[derive(Debug)]
+struct Transport {
+    allow_http: bool,
+}
+
+impl HttpConnector for Transport {
+    fn connect(&self, _options: &ClientOptions) -> object_store::Result<HttpClient> {
+        let generic = |error: Box<dyn std::error::Error + Send + Sync>| object_store::Error::Generic {
+            store: "S3",
+            source: error,
+        };
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|error| generic(Box::new(error)))?;
+        let tls = rustls_platform_verifier::BuilderVerifierExt::with_platform_verifier(tls)
+            .map_err(|error| generic(Box::new(error)))?
+            .with_no_client_auth();
+        let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        let https = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls);
+        let https = if self.allow_http { https.https_or_http() } else { https.https_only() };
+        let connector = https.enable_http1().wrap_connector(http);
+        let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .pool_timer(hyper_util::rt::TokioTimer::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build(connector);
+        Ok(HttpClient::new(Hyper { client }))
+    }
+}
+
+type HyperClient = hyper_util::client::legacy::Client<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    HttpRequestBody,
+>;
+
+/// A hyper client as object_store's [`HttpService`].
+struct Hyper {
+    client: HyperClient,
+}
+
+impl std::fmt::Debug for Hyper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Hyper")
+    }
+}
+
+#[async_trait::async_trait]
+impl HttpService for Hyper {
+    async fn call(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        use http_body_util::BodyExt;
+        let response = match tokio::time::timeout(REQUEST_TIMEOUT, self.client.request(request)).await {
+            Err(elapsed) => return Err(HttpError::new(HttpErrorKind::Timeout, elapsed)),
+            Ok(Err(error)) => {
+                let kind = if error.is_connect() { HttpErrorKind::Connect } else { HttpErrorKind::Request };
+                return Err(HttpError::new(kind, error));
+            }
+            Ok(Ok(response)) => response,
+        };
+        let (head, body) = response.into_parts();
+        let body = body.map_err(|error| HttpError::new(HttpErrorKind::Interrupted, error));
+        Ok(HttpResponse::from_parts(head, HttpResponseBody::new(body)))
+    }
+}
