@@ -11,107 +11,34 @@
 use kite_ssh::audit::{
     AuditArchive, AuditEvent, AuditSink, CastHeader, Event, RecordingAbout, Retention, S3Settings, S3Store,
 };
+use kite_testkit::moto::{ACCESS_KEY_ID, Moto, SECRET_ACCESS_KEY};
 use object_store::client::{
     ClientOptions, HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpRequestBody, HttpResponse,
     HttpResponseBody, HttpService,
 };
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The longest any one test may take, its server's start included.
 const TEST_BOUND: Duration = Duration::from_secs(180);
 
-/// A moto S3 server on a loopback port, killed when dropped.
-struct Moto {
-    child: Child,
-    port: u16,
-    log: tempfile::NamedTempFile,
+/// What the tests add to moto's server: settings for a bucket, and the bucket itself.
+trait MotoBuckets {
+    fn settings(&self, bucket: &str, prefix: &str) -> S3Settings;
+    fn objects(&self, bucket: &str) -> Arc<dyn ObjectStore>;
 }
 
-impl Moto {
-    fn start() -> Self {
-        match Command::new("python3").args(["-c", "import moto.server, flask"]).output() {
-            Err(error) => panic!(
-                "python3 is missing ({error}): the S3 store's tests need Python 3 and moto's server: pip install 'moto[server]'"
-            ),
-            Ok(output) if !output.status.success() => panic!(
-                "moto's server is missing: pip install 'moto[server]' (python3 said: {})",
-                String::from_utf8_lossy(&output.stderr).trim()
-            ),
-            Ok(_) => {}
-        }
-        // A port that was free a moment ago; if moto loses it to someone
-        // else in between, it exits, and another is tried.
-        let mut last_log = String::new();
-        for _ in 0..3 {
-            let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap().local_addr().unwrap().port();
-            let log = tempfile::NamedTempFile::new().unwrap();
-            let child = Command::new("python3")
-                .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
-                .stdin(Stdio::null())
-                .stdout(log.reopen().unwrap())
-                .stderr(log.reopen().unwrap())
-                .spawn()
-                .unwrap();
-            let mut moto = Self { child, port, log };
-            if moto.wait_until_it_answers() {
-                return moto;
-            }
-            last_log = std::fs::read_to_string(moto.log.path()).unwrap_or_default();
-        }
-        panic!("moto's server did not start on a loopback port; its last output:\n{last_log}");
-    }
-
-    /// Whether the server answers HTTP within 60 s (false if it exited).
-    fn wait_until_it_answers(&mut self) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < deadline {
-            if self.child.try_wait().unwrap().is_some() {
-                return false;
-            }
-            if let Some(response) = self.http("GET", "/")
-                && response.starts_with("HTTP/1.1 200")
-            {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        false
-    }
-
-    /// One plain HTTP request without a body; the whole response.
-    fn http(&self, method: &str, path: &str) -> Option<String> {
-        let mut stream = TcpStream::connect((Ipv4Addr::LOCALHOST, self.port)).ok()?;
-        stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-        let request = format!(
-            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            self.port
-        );
-        stream.write_all(request.as_bytes()).ok()?;
-        let mut response = String::new();
-        stream.read_to_string(&mut response).ok()?;
-        Some(response)
-    }
-
-    fn bucket(&self, name: &str) -> String {
-        let response = self.http("PUT", &format!("/{name}")).unwrap_or_default();
-        assert!(response.starts_with("HTTP/1.1 200"), "creating bucket {name}: {response}");
-        name.to_string()
-    }
-
+impl MotoBuckets for Moto {
     fn settings(&self, bucket: &str, prefix: &str) -> S3Settings {
         S3Settings {
             endpoint: Some(format!("http://127.0.0.1:{}", self.port)),
             bucket: bucket.into(),
             region: "us-east-1".into(),
             prefix: prefix.into(),
-            access_key_id: "kite-test".into(),
-            secret_access_key: "kite-test-secret".into(),
+            access_key_id: ACCESS_KEY_ID.into(),
+            secret_access_key: SECRET_ACCESS_KEY.into(),
             allow_http: true,
             path_style: true,
         }
@@ -123,20 +50,13 @@ impl Moto {
             .with_endpoint(format!("http://127.0.0.1:{}", self.port))
             .with_bucket_name(bucket)
             .with_region("us-east-1")
-            .with_access_key_id("kite-test")
-            .with_secret_access_key("kite-test-secret")
+            .with_access_key_id(ACCESS_KEY_ID)
+            .with_secret_access_key(SECRET_ACCESS_KEY)
             .with_allow_http(true)
             .with_http_connector(PlainHttp)
             .build()
             .unwrap();
         Arc::new(store)
-    }
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -196,7 +116,7 @@ fn event(day: &str, connection: &str, seconds: f64) -> AuditEvent {
         time: format!("{day}T08:00:00.000000Z"),
         connection: connection.into(),
         source: "192.0.2.7:40000".parse().unwrap(),
-        event: Event::Disconnect { seconds },
+        event: Event::Disconnect { seconds, reason: None },
     }
 }
 
@@ -204,7 +124,7 @@ fn seconds(events: &[AuditEvent]) -> Vec<f64> {
     events
         .iter()
         .map(|event| match event.event {
-            Event::Disconnect { seconds } => seconds,
+            Event::Disconnect { seconds, .. } => seconds,
             ref other => panic!("not a test event: {other:?}"),
         })
         .collect()

@@ -51,6 +51,7 @@ pub mod kubeconfig;
 mod lifecycle;
 mod list_kind;
 mod meta;
+pub mod moto;
 pub mod netns;
 mod openapi;
 pub mod openssh;

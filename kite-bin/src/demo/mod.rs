@@ -150,8 +150,9 @@ pub async fn run_until(
     let audit_dir = state_dir.join("audit");
     let recording =
         store::platform_setting(&client).await.context("reading the KitePlatform's session recording settings")?;
-    let store = SwitchStore::new(store::build(&recording, Some(&audit_dir)).await);
-    store::follow(client.clone(), store.clone(), Some(audit_dir), recording);
+    let cluster = store::Cluster { client: &client, namespace: "kite" };
+    let store = SwitchStore::new(store::build(&recording, Some(&audit_dir), &cluster).await);
+    store::follow(client.clone(), "kite".into(), store.clone(), Some(audit_dir), recording);
     let router = Router::with_audit(backend, host_key, RouterOptions::default(), Arc::new(store.clone()));
     let control_token = crate::gateway::random_token();
     let control =

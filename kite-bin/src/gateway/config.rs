@@ -36,6 +36,15 @@ struct ControlEntry {
     token_file: Spanned<String>,
 }
 
+/// Where a configured gateway keeps its audit events and recordings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordingStore {
+    /// A folder.
+    Dir(PathBuf),
+    /// An S3-compatible bucket.
+    S3(kite_ssh::audit::S3Settings),
+}
+
 /// Where the control API listens, and its token's file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Control {
@@ -50,7 +59,9 @@ pub struct Control {
 #[serde(deny_unknown_fields)]
 struct RecordingEntry {
     /// The store's folder (relative to the file); audit events go to `audit/<day>.jsonl` under it.
-    dir: Spanned<String>,
+    dir: Option<Spanned<String>>,
+    /// An S3-compatible bucket instead of a folder.
+    s3: Option<S3Entry>,
     /// Whether shell and command sessions are recorded (asciicast, under `recordings/`).
     #[serde(default = "yes")]
     sessions: bool,
@@ -63,16 +74,37 @@ struct RecordingEntry {
     max_size_mib: Option<u64>,
 }
 
+/// `[recording.s3]`: the bucket, and its keys.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct S3Entry {
+    endpoint: Option<String>,
+    bucket: Spanned<String>,
+    #[serde(default = "us_east_1")]
+    region: String,
+    #[serde(default)]
+    prefix: String,
+    #[serde(default = "yes")]
+    path_style: bool,
+    access_key_id: String,
+    /// A file holding the secret key (relative to the file), so the key is not in the configuration.
+    secret_access_key_file: Spanned<String>,
+}
+
 fn yes() -> bool {
     true
+}
+
+fn us_east_1() -> String {
+    "us-east-1".into()
 }
 
 /// Where the gateway keeps audit events, and what it records and keeps, as
 /// `KitePlatform.spec.sessionRecording` says it for `--kube`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recording {
-    /// The store's folder.
-    pub dir: PathBuf,
+    /// The store: a folder, or a bucket.
+    pub store: RecordingStore,
     /// What is recorded and for how long.
     pub spec: kite_core::api::SessionRecordingSpec,
 }
@@ -328,8 +360,32 @@ fn recording(source: &Source<'_>, entry: &RecordingEntry) -> anyhow::Result<Reco
     {
         bail!("{}: {} is not between 1 and 3650 days", source.at(days, "recording.max_age_days"), days.get_ref());
     }
+    let store = match (&entry.dir, &entry.s3) {
+        (Some(dir), None) => RecordingStore::Dir(source.relative(dir.get_ref())),
+        (None, Some(s3)) => {
+            let key_file = source.relative(s3.secret_access_key_file.get_ref());
+            let secret = std::fs::read_to_string(&key_file).map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: cannot read {}: {e}",
+                    source.at(&s3.secret_access_key_file, "recording.s3.secret_access_key_file"),
+                    key_file.display()
+                )
+            })?;
+            let bucket = kite_core::api::S3StoreSpec {
+                endpoint: s3.endpoint.clone(),
+                bucket: s3.bucket.get_ref().clone(),
+                region: s3.region.clone(),
+                prefix: s3.prefix.clone(),
+                path_style: s3.path_style,
+            };
+            let settings = super::store::s3_settings(&bucket, s3.access_key_id.clone(), secret.trim().to_string());
+            RecordingStore::S3(settings)
+        }
+        (Some(dir), Some(_)) => bail!("{}: set dir or [recording.s3], not both", source.at(dir, "recording.dir")),
+        (None, None) => bail!("{}: [recording] needs dir = \"PATH\" or a [recording.s3] table", source.path.display()),
+    };
     Ok(Recording {
-        dir: source.relative(entry.dir.get_ref()),
+        store,
         spec: SessionRecordingSpec {
             record,
             max_age_days: entry.max_age_days.as_ref().map(|days| *days.get_ref()),

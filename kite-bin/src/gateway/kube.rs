@@ -63,8 +63,9 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<()> {
     let options = RouterOptions { proxy_protocol_from: args.proxy_protocol_from.clone(), ..RouterOptions::default() };
     let recording =
         store::platform_setting(&client).await.context("reading the KitePlatform's session recording settings")?;
-    let store = SwitchStore::new(store::build(&recording, args.audit_dir.as_ref()).await);
-    store::follow(client.clone(), store.clone(), args.audit_dir.clone(), recording);
+    let cluster = store::Cluster { client: &client, namespace: &args.namespace };
+    let store = SwitchStore::new(store::build(&recording, args.audit_dir.as_ref(), &cluster).await);
+    store::follow(client.clone(), args.namespace.clone(), store.clone(), args.audit_dir.clone(), recording);
     let router = Router::with_audit(backend, host_key, options, std::sync::Arc::new(store.clone()));
     let token = control_token_from_secret(&client, &args.namespace, &args.control_token_secret).await?;
     let control = Control::new(router.sessions(), store, &token).serve(args.control_listen).await?;

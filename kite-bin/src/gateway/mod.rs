@@ -92,8 +92,13 @@ async fn run_with_config(config_path: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let address = listener.local_addr().context("cannot read the listening address")?;
     let store = match &config.recording {
-        Some(recording) => store::Store::files(&recording.dir, &recording.spec)
-            .with_context(|| format!("cannot keep audit events under {}", recording.dir.display()))?,
+        Some(config::Recording { store: config::RecordingStore::Dir(dir), spec }) => store::Store::files(dir, spec)
+            .with_context(|| format!("cannot keep audit events under {}", dir.display()))?,
+        Some(config::Recording { store: config::RecordingStore::S3(settings), spec }) => {
+            let bucket = settings.bucket.clone();
+            store::Store::s3(settings.clone(), spec)
+                .with_context(|| format!("cannot keep audit events in the bucket {bucket}"))?
+        }
         None => store::Store::log_only(),
     };
     let store = store::SwitchStore::new(store);

@@ -4,9 +4,11 @@
 //! applies to the next session without a restart. Sessions already running
 //! finish in the store they began in.
 
-use kite_core::api::{KitePlatform, PLATFORM_NAME, SessionRecordingSpec};
+use k8s_openapi::api::core::v1::Secret;
+use kite_core::api::{KitePlatform, PLATFORM_NAME, S3StoreSpec, SessionRecordingSpec, s3_credentials};
 use kite_ssh::audit::{
     ArchiveFuture, AuditArchive, AuditEvent, AuditSink, CastWriter, FileStore, LogOnly, RecordingAbout, Retention,
+    S3Settings, S3Store,
 };
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -29,6 +31,14 @@ impl Store {
     /// The filesystem store under `dir`, keeping what `spec` says.
     pub fn files(dir: &Path, spec: &SessionRecordingSpec) -> Result<Self, kite_ssh::Error> {
         let store = FileStore::open(dir)?;
+        let store = if spec.record.records() { store.recording_sessions(spec.record.records_input()) } else { store };
+        let store = Arc::new(store.retention(retention(spec)));
+        Ok(Self { sink: store.clone(), archive: Some(store), recording: spec.record.records() })
+    }
+
+    /// The S3 store `settings` name, keeping what `spec` says.
+    pub fn s3(settings: S3Settings, spec: &SessionRecordingSpec) -> Result<Self, kite_ssh::Error> {
+        let store = S3Store::open(settings)?;
         let store = if spec.record.records() { store.recording_sessions(spec.record.records_input()) } else { store };
         let store = Arc::new(store.retention(retention(spec)));
         Ok(Self { sink: store.clone(), archive: Some(store), recording: spec.record.records() })
@@ -113,14 +123,64 @@ impl AuditArchive for SwitchStore {
     }
 }
 
+/// The settings of the bucket `bucket` names, with `access_key_id` and `secret_access_key`.
+pub fn s3_settings(bucket: &S3StoreSpec, access_key_id: String, secret_access_key: String) -> S3Settings {
+    S3Settings {
+        endpoint: bucket.endpoint.clone(),
+        bucket: bucket.bucket.clone(),
+        region: bucket.region.clone(),
+        prefix: bucket.prefix.trim_matches('/').to_string(),
+        access_key_id,
+        secret_access_key,
+        allow_http: bucket.endpoint.as_deref().is_some_and(|endpoint| endpoint.starts_with("http://")),
+        path_style: bucket.path_style,
+    }
+}
+
+/// The keys in the Secret [`s3_credentials::SECRET`] of `namespace`.
+async fn s3_keys(client: &kube::Client, namespace: &str) -> Result<(String, String), String> {
+    let name = s3_credentials::SECRET;
+    let secret = kube::Api::<Secret>::namespaced(client.clone(), namespace)
+        .get_opt(name)
+        .await
+        .map_err(|error| format!("reading the Secret {namespace}/{name}: {error}"))?
+        .ok_or_else(|| format!("the Secret {namespace}/{name} does not exist"))?;
+    let field = |key: &str| {
+        crate::secret_once::field(&secret, key)
+            .map(|value| String::from_utf8_lossy(value).trim().to_string())
+            .filter(|value| !value.is_empty())
+            .ok_or_else(|| format!("the Secret {namespace}/{name} has no {key}"))
+    };
+    Ok((field(s3_credentials::ACCESS_KEY_ID)?, field(s3_credentials::SECRET_ACCESS_KEY)?))
+}
+
+/// Where the S3 store's keys come from: the cluster's Secret, for `--kube`.
+pub struct Cluster<'a> {
+    /// The client.
+    pub client: &'a kube::Client,
+    /// The platform namespace, where the Secret is.
+    pub namespace: &'a str,
+}
+
 /// Builds the store `spec` asks for. Without a volume (`--audit-dir`) and
-/// without S3, events are logged only, and the log says so.
-pub async fn build(spec: &SessionRecordingSpec, audit_dir: Option<&PathBuf>) -> Store {
-    if spec.s3.is_some() {
-        tracing::error!(
-            "sessionRecording.s3 is set, but this gateway has no S3 store yet; keeping audit events in the log only"
-        );
-        return Store::log_only();
+/// without S3, events are logged only, and the log says so; a store that
+/// cannot be opened is logged as an error, and events are logged only.
+pub async fn build(spec: &SessionRecordingSpec, audit_dir: Option<&PathBuf>, cluster: &Cluster<'_>) -> Store {
+    if let Some(bucket) = &spec.s3 {
+        let opened = match s3_keys(cluster.client, cluster.namespace).await {
+            Ok((id, secret)) => Store::s3(s3_settings(bucket, id, secret), spec).map_err(|error| error.to_string()),
+            Err(problem) => Err(problem),
+        };
+        return match opened {
+            Ok(store) => {
+                tracing::info!(bucket = %bucket.bucket, record = ?spec.record, "keeping audit events and recordings in S3");
+                store
+            }
+            Err(problem) => {
+                tracing::error!(bucket = %bucket.bucket, %problem, "the S3 store cannot be used; audit events go to the log only");
+                Store::log_only()
+            }
+        };
     }
     let Some(dir) = audit_dir else {
         tracing::warn!(
@@ -148,12 +208,18 @@ pub async fn platform_setting(client: &kube::Client) -> Result<SessionRecordingS
 
 /// Follows the platform's `sessionRecording` and switches the store when it
 /// changes, until the gateway stops.
-pub fn follow(client: kube::Client, switch: SwitchStore, audit_dir: Option<PathBuf>, initial: SessionRecordingSpec) {
+pub fn follow(
+    client: kube::Client,
+    namespace: String,
+    switch: SwitchStore,
+    audit_dir: Option<PathBuf>,
+    initial: SessionRecordingSpec,
+) {
     use futures::StreamExt as _;
     use kube::runtime::WatchStreamExt as _;
     use kube::runtime::watcher;
     tokio::spawn(async move {
-        let platforms: kube::Api<KitePlatform> = kube::Api::all(client);
+        let platforms: kube::Api<KitePlatform> = kube::Api::all(client.clone());
         let config = watcher::Config::default().fields(&format!("metadata.name={PLATFORM_NAME}"));
         let mut applied = initial;
         let mut objects = watcher::watcher(platforms, config).default_backoff().applied_objects().boxed();
@@ -162,7 +228,8 @@ pub fn follow(client: kube::Client, switch: SwitchStore, audit_dir: Option<PathB
             let wanted = platform.spec.session_recording;
             if wanted != applied {
                 tracing::info!(record = ?wanted.record, "the platform's session recording changed; new sessions use it");
-                switch.replace(build(&wanted, audit_dir.as_ref()).await);
+                let cluster = Cluster { client: &client, namespace: &namespace };
+                switch.replace(build(&wanted, audit_dir.as_ref(), &cluster).await);
                 applied = wanted;
             }
         }

@@ -342,9 +342,13 @@ pub fn grants(namespaces: &Namespaces) -> Vec<Grant> {
                 "",
                 &["secrets"],
                 &["get"],
-                "its host key and control token, shared by its replicas",
+                "its host key and control token, shared by its replicas; the S3 store's keys",
             ),
-            &[crate::gateway::HOST_KEY_SECRET, crate::gateway::CONTROL_TOKEN_SECRET],
+            &[
+                crate::gateway::HOST_KEY_SECRET,
+                crate::gateway::CONTROL_TOKEN_SECRET,
+                kite_core::api::s3_credentials::SECRET,
+            ],
         ),
     ]
 }
