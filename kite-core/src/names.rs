@@ -29,3 +29,18 @@ pub fn data_volume(vm: &str) -> String {
 pub fn ssh_service(vm: &str) -> String {
     format!("vps-access-{vm}")
 }
+
+/// `vps-web-<vm>`: the ClusterIP Service on port 80 the machine's Ingress routes to.
+pub fn web_service(vm: &str) -> String {
+    format!("vps-web-{vm}")
+}
+
+/// `<vm>`: the Ingress for the machine's domain.
+pub fn ingress(vm: &str) -> String {
+    vm.to_string()
+}
+
+/// `<vm>-tls`: the machine's certificate (a copy of the platform's, or cert-manager's).
+pub fn tls_secret(vm: &str) -> String {
+    format!("{vm}-tls")
+}

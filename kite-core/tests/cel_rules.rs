@@ -143,3 +143,22 @@ fn an_enabled_host_fallback_needs_an_address() {
         ["hostFallback.address is required when hostFallback is enabled"]
     );
 }
+
+#[test]
+fn machine_domains_tls_names_where_its_certificate_comes_from() {
+    let schema = openapi_schema::<KitePlatform>();
+    let domains = |d: Value| platform("kite", json!({"machineDomains": d}));
+    assert_eq!(cel_failures(&schema, &domains(json!({"tls": "None"})), None), Vec::<String>::new());
+    assert_eq!(
+        cel_failures(&schema, &domains(json!({"tls": "PlatformCertificate", "certificateSecret": "wildcard"})), None),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        cel_failures(&schema, &domains(json!({"tls": "PlatformCertificate"})), None),
+        ["tls PlatformCertificate needs certificateSecret"]
+    );
+    assert_eq!(
+        cel_failures(&schema, &domains(json!({"tls": "CertManager"})), None),
+        ["tls CertManager needs clusterIssuer"]
+    );
+}

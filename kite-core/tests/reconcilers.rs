@@ -52,7 +52,7 @@ async fn a_user_and_a_machine_converge_to_running() {
     let (mut cluster, ns) = alice_with_a_running_machine().await;
     let client = cluster.client.clone();
 
-    // The tenant: a labelled namespace and the four policies, each saying why.
+    // The tenant: a labelled namespace and the five policies, each saying why.
     let namespace = Api::<Namespace>::all(client.clone()).get(&ns).await.unwrap();
     assert!(labels::is_managed_by_controller(namespace.metadata.labels.as_ref()));
     let policies = Api::<NetworkPolicy>::namespaced(client.clone(), &ns).list(&ListParams::default()).await.unwrap();
@@ -60,7 +60,13 @@ async fn a_user_and_a_machine_converge_to_running() {
     names.sort();
     assert_eq!(
         names,
-        ["kite-allow-cdi-upload", "kite-allow-ssh-from-platform", "kite-allow-vm-egress", "kite-default-deny"]
+        [
+            "kite-allow-cdi-upload",
+            "kite-allow-ssh-from-platform",
+            "kite-allow-vm-egress",
+            "kite-allow-web-from-ingress",
+            "kite-default-deny"
+        ]
     );
     assert!(policies.items.iter().all(|p| p.annotations().contains_key(tenant::desired::WHY)));
     let user = Api::<KiteUser>::all(client.clone()).get("alice").await.unwrap();

@@ -123,6 +123,7 @@ fn kite_virtual_machine_round_trips_with_its_camel_case_field_names() {
         current_power_state: Some(PowerState::On),
         observed_generation: Some(3),
         domain: Some("web.example.com".into()),
+        url: Some("https://web.example.com".into()),
         node_name: Some("node-1".into()),
         ssh_key_secret_name: Some("web-ssh-key".into()),
         cloud_init_secret_name: Some("web-cloud-init-userdata".into()),
@@ -145,7 +146,7 @@ fn kite_virtual_machine_round_trips_with_its_camel_case_field_names() {
             },
             "status": {
                 "phase": "Running", "currentPowerState": "On", "observedGeneration": 3,
-                "domain": "web.example.com", "nodeName": "node-1", "sshKeySecretName": "web-ssh-key",
+                "domain": "web.example.com", "url": "https://web.example.com", "nodeName": "node-1", "sshKeySecretName": "web-ssh-key",
                 "cloudInitSecretName": "web-cloud-init-userdata", "serviceName": "vps-access-web",
                 "dataVolumeName": "web-disk", "dataVolumePhase": "Succeeded", "dataVolumeProgress": "100.0%",
                 "dataVolumeMessage": "clone completed", "conditions": [condition_json("VirtualMachineReady")]
@@ -251,6 +252,13 @@ fn kite_platform_round_trips() {
                     path_style: true,
                 }),
             },
+            machine_domains: MachineDomainsSpec {
+                tls: MachineTls::CertManager,
+                certificate_secret: None,
+                cluster_issuer: Some("letsencrypt".into()),
+                ingress_class: "traefik".into(),
+                ingress_namespace: "kube-system".into(),
+            },
         },
     );
     platform.status = Some(KitePlatformStatus {
@@ -307,7 +315,8 @@ fn kite_platform_round_trips() {
                 "signup": {"mode": "Invited", "invitedEmails": ["ada@example.org"], "adminEmail": "root@example.org", "perAddressPerHour": 5, "perHour": 50},
                 "sessionRecording": {"record": "OutputAndInput", "maxAgeDays": 30, "maxSizeMiB": 10240,
                     "s3": {"endpoint": "http://minio.minio.svc:9000", "bucket": "kite-audit", "region": "us-east-1",
-                           "prefix": "kite/", "pathStyle": true}}
+                           "prefix": "kite/", "pathStyle": true}},
+                "machineDomains": {"tls": "CertManager", "clusterIssuer": "letsencrypt", "ingressClass": "traefik", "ingressNamespace": "kube-system"}
             },
             "status": {
                 "observedGeneration": 2, "conditions": [condition_json("GoldenImagesReady")],

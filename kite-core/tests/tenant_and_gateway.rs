@@ -37,6 +37,15 @@ fn policy_with_hosts(name: &str, platform: &KitePlatformSpec, hosts: &[String]) 
 }
 
 #[test]
+fn the_web_port_is_reached_only_from_the_ingress_controllers_namespace() {
+    let web = policy("kite-allow-web-from-ingress", &KitePlatformSpec::default());
+    assert_eq!(web["spec"]["podSelector"]["matchLabels"]["kubevirt.io"], "virt-launcher");
+    let rule = &web["spec"]["ingress"][0];
+    assert_eq!(rule["from"][0]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"], "kube-system");
+    assert_eq!(rule["ports"], serde_json::json!([{"protocol": "TCP", "port": 80}]));
+}
+
+#[test]
 fn everything_is_denied_unless_a_policy_allows_it() {
     let deny = policy("kite-default-deny", &KitePlatformSpec::default());
     assert_eq!(deny["spec"]["podSelector"], serde_json::json!({}));

@@ -89,6 +89,8 @@ pub struct VmView {
     pub owner: String,
     /// `<domainPrefix>.<baseDomain>`, when both are set.
     pub domain: Option<String>,
+    /// The machine's web address, once its domain is served (its Ingress has an address).
+    pub url: Option<String>,
     /// What the controller observed; `Creating` until it has looked.
     pub phase: String,
     /// Whether the machine should run.
@@ -150,6 +152,7 @@ impl From<&KiteVirtualMachine> for VmView {
             namespace,
             name,
             domain: status.domain,
+            url: status.url,
             phase: if vm.spec.delete && status.phase.is_none() { "Deleting".into() } else { phase_text(status.phase) },
             power_state: vm.spec.power_state,
             current_power_state: status.current_power_state,

@@ -90,8 +90,12 @@ pub async fn run_reconcilers(client: Client, settings: &Settings, metrics: Metri
         namespace: namespace.clone(),
         name: settings.gateway_service_account.clone(),
     };
-    let machines =
-        context(&client, vm::Config { gateway: Some(gateway_account), ..vm::Config::default() }, &metrics, identity);
+    let machines = context(
+        &client,
+        vm::Config { gateway: Some(gateway_account), platform_namespace: namespace.clone(), ..vm::Config::default() },
+        &metrics,
+        identity,
+    );
     let exposure = context(&client, gateway::Config { platform_namespace: namespace.clone() }, &metrics, identity);
     let cloner = (namespace, settings.service_account.clone());
     let storage = context(&client, kite_storage::reconciler::Config { cloner }, &metrics, identity);

@@ -165,7 +165,7 @@ pub fn grants(namespaces: &Namespaces) -> Vec<Grant> {
             "",
             &["secrets"],
             MANAGE,
-            "each machine's `<vm>-ssh-key` and `<vm>-cloud-init-userdata`, in tenant namespaces",
+            "each machine's `<vm>-ssh-key`, `<vm>-cloud-init-userdata` and `<vm>-tls` (a copy of the platform's certificate), in tenant namespaces",
         ),
         grant(
             Controller,
@@ -173,7 +173,7 @@ pub fn grants(namespaces: &Namespaces) -> Vec<Grant> {
             "",
             &["services"],
             MANAGE,
-            "each machine's `vps-access-<vm>`, and `kite-gateway-external`",
+            "each machine's `vps-access-<vm>` and `vps-web-<vm>`, and `kite-gateway-external`",
         ),
         grant(Controller, cluster(), "", &["persistentvolumeclaims"], &["get", "patch"], "grows a machine's disk"),
         grant(
@@ -191,7 +191,15 @@ pub fn grants(namespaces: &Namespaces) -> Vec<Grant> {
             "networking.k8s.io",
             &["networkpolicies"],
             &["get", "list", "watch", "create", "patch"],
-            "each tenant's four NetworkPolicies",
+            "each tenant's five NetworkPolicies",
+        ),
+        grant(
+            Controller,
+            cluster(),
+            "networking.k8s.io",
+            &["ingresses"],
+            MANAGE,
+            "each machine's Ingress for `<domainPrefix>.<baseDomain>`",
         ),
         grant(
             Controller,

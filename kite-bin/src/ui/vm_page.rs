@@ -21,7 +21,13 @@ fn status(vm: &VmView) -> Markup {
             dt { "Size" } dd { (vm.cpu) " CPU · " (vm.memory) " memory · " (vm.disk) " disk" }
             dt { "Image" } dd { (vm.image) }
             dt { "SSH login" } dd { code { (vm.ssh_id) } }
-            @if let Some(domain) = &vm.domain { dt { "Domain" } dd { (domain) } }
+            @if let Some(domain) = &vm.domain {
+                dt { "Web" }
+                dd {
+                    @if let Some(url) = &vm.url { a #vm-url href=(url) rel="noopener" { (url) } }
+                    @else { (domain) span.hint { " (not served yet)" } }
+                }
+            }
             @if let Some(message) = &vm.data_volume_message {
                 @if vm.phase != "Running" { dt { "Disk" } dd { (message) } }
             }

@@ -6,6 +6,7 @@
 mod access_level;
 mod condition;
 mod installation;
+mod machine_domains;
 mod offer;
 mod platform;
 mod recording;
@@ -17,6 +18,7 @@ mod virtual_machine;
 pub use access_level::AccessLevel;
 pub use condition::{Condition, ConditionStatus, condition_types, set_condition};
 pub use installation::{InstallOperation, Installation, StackComponent};
+pub use machine_domains::{MachineDomainsSpec, MachineTls};
 pub use offer::{KiteVirtualMachineOffer, KiteVirtualMachineOfferSpec, KiteVirtualMachineOfferStatus, OfferPhase};
 pub use platform::{
     ContainerLimits, DataLocality, GatewayPhase, GoldenImage, GoldenImageSource, GoldenImageStatus, HostFallbackSpec,

@@ -82,6 +82,9 @@ pub struct KitePlatformSpec {
     /// What the SSH gateway records of sessions, for how long, and where.
     #[serde(default)]
     pub session_recording: super::recording::SessionRecordingSpec,
+    /// How each machine's web server is reached at `<domainPrefix>.<baseDomain>`.
+    #[serde(default)]
+    pub machine_domains: super::machine_domains::MachineDomainsSpec,
 }
 
 fn default_access_token_ttl_minutes() -> u32 {
@@ -110,6 +113,7 @@ impl Default for KitePlatformSpec {
             tenant_quotas: Vec::new(),
             signup: super::signup::SignupSpec::default(),
             session_recording: super::recording::SessionRecordingSpec::default(),
+            machine_domains: super::machine_domains::MachineDomainsSpec::default(),
         }
     }
 }

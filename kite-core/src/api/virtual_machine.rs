@@ -120,6 +120,10 @@ pub struct KiteVirtualMachineStatus {
     /// `<domainPrefix>.<baseDomain>`, when both are set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub domain: Option<String>,
+    /// The machine's web address (`http://` or `https://` and the domain),
+    /// once its Ingress has an address: only then does it answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     /// The node the machine runs on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,

@@ -9,6 +9,7 @@
 //! | `kite-default-deny` | nothing enters or leaves a tenant's pods unless a rule below says so |
 //! | `kite-allow-ssh-from-platform` | the SSH gateway's pods (`app: kite-gateway`, in the platform namespace) reach the machines on TCP 22; nobody else does, not even the other pods of the platform namespace |
 //! | `kite-allow-vm-egress` | machines resolve names with the cluster DNS and reach the internet, but not private ranges, the cluster's pods and Services, or the metadata address |
+//! | `kite-allow-web-from-ingress` | the ingress controller's namespace (`machineDomains.ingressNamespace`) reaches the machines on TCP 80, for their domains; nobody else does |
 //! | `kite-allow-cdi-upload` | CDI's host-assisted clone streams the golden image into an upload server in the tenant namespace on TCP 8443, from the clone-source pod in the platform namespace; CDI itself (its namespace) reaches the same port for uploads and progress |
 
 use crate::Error;
@@ -104,7 +105,7 @@ pub fn namespace(user: &KiteUser) -> Result<Namespace, Error> {
     })
 }
 
-/// The four NetworkPolicies of the table above, in that order.
+/// The five NetworkPolicies of the table above, in that order.
 /// `host_addresses` are the nodes' and the API server's addresses
 /// ([`super::host_addresses`]), blocked with the platform's other ranges.
 pub fn network_policies(
@@ -142,6 +143,22 @@ pub fn network_policies(
                     ..Default::default()
                 }]),
                 ports: Some(vec![port("TCP", 22)]),
+            }]),
+            ..Default::default()
+        },
+    );
+    let web = policy(
+        "kite-allow-web-from-ingress",
+        "The ingress controller reaches machines on TCP 80, for their domains; nothing else from outside may.",
+        NetworkPolicySpec {
+            pod_selector: Some(selector(&[VM_POD])),
+            policy_types: Some(vec!["Ingress".into()]),
+            ingress: Some(vec![NetworkPolicyIngressRule {
+                from: Some(vec![NetworkPolicyPeer {
+                    namespace_selector: Some(namespace_named(&platform.machine_domains.ingress_namespace)),
+                    ..Default::default()
+                }]),
+                ports: Some(vec![port("TCP", 80)]),
             }]),
             ..Default::default()
         },
@@ -214,7 +231,7 @@ pub fn network_policies(
             ..Default::default()
         },
     );
-    Ok(vec![deny, ssh, egress, cdi])
+    Ok(vec![deny, ssh, web, egress, cdi])
 }
 
 fn parse_cidr(cidr: &str) -> Option<(u128, u8, bool)> {

@@ -113,17 +113,27 @@ pub fn virtual_machine(vm: &KiteVirtualMachine) -> Result<Value, Error> {
 /// `vps-access-<vm>`: a ClusterIP Service on port 22 to the VM's pod, which
 /// the SSH gateway connects to. No NodePort per VM.
 pub fn ssh_service(vm: &KiteVirtualMachine) -> Result<Service, Error> {
+    port_service(vm, names::ssh_service, "ssh", 22)
+}
+
+/// A ClusterIP Service named by `name` that selects the machine's pod, on `port`.
+pub(super) fn port_service(
+    vm: &KiteVirtualMachine,
+    name: fn(&str) -> String,
+    port_name: &str,
+    port: i32,
+) -> Result<Service, Error> {
     let parent = parent(vm)?;
-    let name = names::ssh_service(parent.name);
+    let name = name(parent.name);
     Ok(Service {
         metadata: meta(&parent, name),
         spec: Some(ServiceSpec {
             type_: Some("ClusterIP".into()),
             selector: Some(BTreeMap::from([(VM_POD_LABEL.to_string(), parent.name.to_string())])),
             ports: Some(vec![ServicePort {
-                name: Some("ssh".into()),
-                port: 22,
-                target_port: Some(IntOrString::Int(22)),
+                name: Some(port_name.into()),
+                port,
+                target_port: Some(IntOrString::Int(port)),
                 protocol: Some("TCP".into()),
                 ..ServicePort::default()
             }]),

@@ -91,7 +91,7 @@ mod tests {
     }
 
     fn context(keys: MockKeyGenerator, server: &kite_testkit::FakeApiServer) -> Context<Config> {
-        Context::new(server.client(), Config { keys: Arc::new(keys), gateway: None }, Metrics::default(), None)
+        Context::new(server.client(), Config { keys: Arc::new(keys), ..Config::default() }, Metrics::default(), None)
     }
 
     #[tokio::test]

@@ -25,6 +25,7 @@ pub mod gateway_access;
 mod key_secret;
 pub mod keys;
 pub mod status;
+pub mod web;
 
 use crate::api::{KitePlatform, KiteVirtualMachine, PLATFORM_NAME, VirtualMachinePhase};
 use crate::key::object_key;
@@ -35,6 +36,7 @@ use crate::required::Required;
 use crate::{Error, names, quantity};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim, Secret, Service};
+use k8s_openapi::api::networking::v1::Ingress;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use key_secret::ensure_keys;
 use keys::KeyGenerator;
@@ -72,11 +74,13 @@ pub struct Config {
     /// `<vm>-ssh-key` alone ([`gateway_access`]); no grant when `None`
     /// (a gateway that may read those Secrets some other way).
     pub gateway: Option<gateway_access::GatewayAccount>,
+    /// The platform namespace, where the platform's certificate Secret is.
+    pub platform_namespace: String,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Self { keys: Arc::new(keys::Ed25519), gateway: None }
+        Self { keys: Arc::new(keys::Ed25519), gateway: None, platform_namespace: "kite".into() }
     }
 }
 
@@ -119,6 +123,7 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
     Controller::new(Api::<KiteVirtualMachine>::all(client.clone()), watcher::Config::default())
         .owns(Api::<Secret>::all(client.clone()), ours.clone())
         .owns(Api::<Service>::all(client.clone()), ours.clone())
+        .owns(Api::<Ingress>::all(client.clone()), ours.clone())
         .owns(Api::<Role>::all(client.clone()), ours.clone())
         .owns(Api::<RoleBinding>::all(client.clone()), ours.clone())
         .owns_with(Api::<DynamicObject>::all_with(client.clone(), &dv), dv.clone(), ours.clone())
@@ -201,6 +206,14 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
             .live;
     let service = apply::to_json(&desired::ssh_service(vm)?, "the SSH Service")?;
     apply::ensure(client, FIELD_MANAGER, &ApiResource::erase::<Service>(&()), &service).await?;
+    let web = web::Web {
+        client,
+        manager: FIELD_MANAGER,
+        base_domain: base_domain.as_deref(),
+        domains: &platform_spec.machine_domains,
+        platform_namespace: &ctx.config.platform_namespace,
+    };
+    let url = web::converge(vm, &web).await?;
 
     let running = machine.pointer("/status/printableStatus").and_then(Value::as_str) == Some("Running");
     let instance = match running {
@@ -212,6 +225,7 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
         virtual_machine: Some(&machine),
         node_name: instance.as_ref().and_then(|i| i.pointer("/status/nodeName")).and_then(Value::as_str),
         base_domain: base_domain.as_deref(),
+        url: url.as_deref(),
     };
     let verdict = status::judge(vm, &observed);
     write_status(vm, ctx, &observed, &verdict).await?;
@@ -395,7 +409,7 @@ async fn remove_children(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Resu
         (secret.clone(), names::cloud_init_secret(&name)),
         (secret, names::ssh_key_secret(&name)),
     ];
-    let mut remaining = Vec::new();
+    let mut remaining = web::remove(client, &namespace, &name).await?;
     for (resource, child) in children {
         if apply::remove(client, &resource, Some(&namespace), &child).await? == Removal::Deleting {
             remaining.push(format!("{} {child}", resource.kind));

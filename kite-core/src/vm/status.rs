@@ -23,6 +23,8 @@ pub struct Observed<'a> {
     pub node_name: Option<&'a str>,
     /// `KitePlatform.spec.baseDomain`.
     pub base_domain: Option<&'a str>,
+    /// The machine's URL, once its Ingress has an address.
+    pub url: Option<&'a str>,
 }
 
 /// Why a machine is where it is: the condition's reason, the phase, the
@@ -158,6 +160,7 @@ pub fn status(
         current_power_state: Some(verdict.power),
         observed_generation: generation,
         domain,
+        url: observed.url.map(str::to_string),
         node_name: observed.node_name.filter(|_| verdict.power == PowerState::On).map(str::to_string),
         ssh_key_secret_name: name.map(names::ssh_key_secret),
         cloud_init_secret_name: name.map(names::cloud_init_secret),

@@ -13,7 +13,8 @@
 //!   then `Stopped`, the VMI deleted).
 //!
 //! - **Service load balancer** (when [`SimulationConfig::load_balancer_ip`]
-//!   is set): a `LoadBalancer` Service gets that address as its ingress.
+//!   is set): a `LoadBalancer` Service gets that address as its ingress,
+//!   and every Ingress the same address, as K3s' Traefik publishes it.
 //! - **Guests** ([`start_guests`]): a running instance boots a real sshd
 //!   configured from its cloud-init user data.
 //!
@@ -137,6 +138,7 @@ async fn run(weak: Weak<Inner>, config: SimulationConfig, rules: Arc<Mutex<Rules
         kubevirt::step(&inner, &config, &rules);
         if let Some(ip) = &config.load_balancer_ip {
             service_lb::step(&inner, ip);
+            service_lb::ingresses(&inner, ip);
         }
     }
 }

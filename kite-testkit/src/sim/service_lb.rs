@@ -1,6 +1,8 @@
 //! A service load balancer, as K3s' ServiceLB plays one: a `LoadBalancer`
 //! Service gets the configured address as its ingress, so what waits for an
-//! external address (the gateway's exposure) sees one.
+//! external address (the gateway's exposure) sees one. K3s' Traefik then
+//! publishes the same address on every Ingress it serves, which is what
+//! tells a machine's domain is live.
 
 use crate::sim::{name_of, namespace_of, objects, write};
 use crate::state::Inner;
@@ -24,6 +26,27 @@ pub(super) fn step(inner: &Arc<Inner>, ip: &str) {
             ("", "v1", "services"),
             namespace_of(&service),
             Some(name_of(&service)),
+            status,
+            true,
+        );
+    }
+}
+
+/// Gives every Ingress without an address the address `ip`, as Traefik
+/// publishes its load balancer's address on the Ingresses it serves.
+pub(super) fn ingresses(inner: &Arc<Inner>, ip: &str) {
+    for ingress in objects(inner, "networking.k8s.io", "ingresses") {
+        let published = &ingress["status"]["loadBalancer"]["ingress"];
+        if published.as_array().is_some_and(|i| i.iter().any(|a| a["ip"] == ip)) {
+            continue;
+        }
+        let status = json!({"status": {"loadBalancer": {"ingress": [{"ip": ip}]}}});
+        write(
+            inner,
+            "traefik",
+            ("networking.k8s.io", "v1", "ingresses"),
+            namespace_of(&ingress),
+            Some(name_of(&ingress)),
             status,
             true,
         );
