@@ -510,3 +510,76 @@ async fn an_offer_nobody_claims_goes_at_its_expiry_and_a_claimed_one_stays() {
     assert!(offers.get_opt("taken").await.unwrap().is_some(), "a claimed offer stays");
     cluster.stop().await;
 }
+
+#[tokio::test]
+async fn a_machines_certificate_is_copied_but_never_over_a_secret_kite_did_not_make() {
+    let mut cluster = Cluster::new().await;
+    let mut platform = a_platform();
+    platform.base_domain = Some("vms.example.com".into());
+    platform.machine_domains = MachineDomainsSpec {
+        tls: MachineTls::PlatformCertificate,
+        certificate_secret: Some("wildcard".into()),
+        ..MachineDomainsSpec::default()
+    };
+    cluster.with_platform(platform).await;
+    let certificate: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "wildcard", "namespace": "kite"}, "type": "kubernetes.io/tls",
+        "data": {"tls.crt": "Y2VydA==", "tls.key": "a2V5"}
+    }))
+    .unwrap();
+    Api::<Secret>::namespaced(cluster.client.clone(), "kite").create(&Default::default(), &certificate).await.unwrap();
+    cluster.run();
+    let user = cluster.create_user(a_user("alice")).await;
+    let ns = user.spec.namespace.clone();
+    let users: Api<KiteUser> = Api::all(cluster.client.clone());
+    eventually(WITHIN, "alice's namespace to be ready", || async {
+        let user = users.get("alice").await.unwrap();
+        (user.status.as_ref().and_then(|s| s.phase) == Some(UserPhase::Ready)).then_some(())
+    })
+    .await;
+    // Someone's own Secret under the name the second machine's copy would take.
+    let theirs: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "shop-tls", "namespace": ns}, "type": "kubernetes.io/tls",
+        "data": {"tls.crt": "bWluZQ==", "tls.key": "bWluZQ=="}
+    }))
+    .unwrap();
+    let secrets: Api<Secret> = Api::namespaced(cluster.client.clone(), &ns);
+    secrets.create(&Default::default(), &theirs).await.unwrap();
+    cluster.create_vm(&ns, a_vm("web").with_domain_prefix("web").build()).await;
+    cluster.create_vm(&ns, a_vm("shop").with_ssh_id("alice_shop").with_domain_prefix("shop").build()).await;
+    // The ingress controller publishes its address on each machine's Ingress.
+    let ingresses: Api<k8s_openapi::api::networking::v1::Ingress> = Api::namespaced(cluster.client.clone(), &ns);
+    for name in ["web", "shop"] {
+        eventually(WITHIN, "the machine's Ingress", || async { ingresses.get_opt(name).await.unwrap().map(|_| ()) })
+            .await;
+        let address = json!({"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}}});
+        ingresses.patch_status(name, &PatchParams::default(), &Patch::Merge(&address)).await.unwrap();
+    }
+    for name in ["web", "shop"] {
+        eventually(WITHIN, "the machine to run with its HTTPS address", || async {
+            let vm = cluster.vm(&ns, name).await?;
+            (phase_of(&vm) == Some(VirtualMachinePhase::Running)
+                && vm.status.as_ref()?.url.as_deref() == Some(&format!("https://{name}.vms.example.com")))
+            .then_some(())
+        })
+        .await;
+    }
+    let copy = secrets.get("web-tls").await.unwrap();
+    assert_eq!(copy.data.as_ref().unwrap()["tls.crt"].0, b"cert");
+    assert!(labels::is_managed_by_controller(copy.metadata.labels.as_ref()));
+    let left_alone = secrets.get("shop-tls").await.unwrap();
+    assert_eq!(
+        left_alone.data.as_ref().unwrap()["tls.crt"].0,
+        b"mine",
+        "a Secret Kite did not make is not written over"
+    );
+    assert!(!labels::is_managed_by_controller(left_alone.metadata.labels.as_ref()));
+    // Deleting that machine leaves their Secret too.
+    Api::<KiteVirtualMachine>::namespaced(cluster.client.clone(), &ns)
+        .delete("shop", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually(WITHIN, "shop to be gone", || async { cluster.vm(&ns, "shop").await.is_none().then_some(()) }).await;
+    assert!(secrets.get_opt("shop-tls").await.unwrap().is_some());
+    cluster.stop().await;
+}
