@@ -58,7 +58,7 @@ enum Command {
     ///
     /// Apply them with `kite crds | kubectl apply -f -`.
     Crds,
-    /// Print Kite's deployment on K3s (CRDs, namespace, RBAC, Deployments, Services, Ingress) as YAML.
+    /// Print Kite's deployment on K3s (CRDs, namespace, RBAC, Deployments, Services, NetworkPolicies) as YAML.
     ///
     /// Apply it with `kite manifests --image … | kubectl apply -f -`.
     Manifests(manifests::ManifestArgs),

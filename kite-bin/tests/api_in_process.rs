@@ -181,3 +181,48 @@ async fn over_https_the_cookies_are_host_only_so_a_machines_domain_cannot_toss_o
     let (status, _) = call(&app, me(format!("kite_session={token}"))).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn force_https_redirects_plain_http_and_sends_hsts_over_https() {
+    let (server, app) = application().await;
+    let get = |path: &str, proto: Option<&str>| {
+        let mut request = Request::get(path).header(header::HOST, "kite.example.org");
+        if let Some(proto) = proto {
+            request = request.header("x-forwarded-proto", proto);
+        }
+        request.body(Body::empty()).unwrap()
+    };
+    // Not forced: plain HTTP answers, without HSTS.
+    let response = app.clone().oneshot(get("/api/v1/config", Some("http"))).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(response.headers().get(header::STRICT_TRANSPORT_SECURITY).is_none());
+
+    let mut spec = kite_core::api::KitePlatformSpec::default();
+    spec.platform_ingress.host = Some("kite.example.org".into());
+    spec.platform_ingress.tls_secret = Some("kite-tls".into());
+    spec.platform_ingress.force_https = true;
+    Api::<kite_core::api::KitePlatform>::all(server.client())
+        .create(&PostParams::default(), &kite_core::api::KitePlatform::new("kite", spec))
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let redirected = loop {
+        let response = app.clone().oneshot(get("/login?next=%2F", Some("http"))).await.unwrap();
+        if response.status() == StatusCode::PERMANENT_REDIRECT {
+            break response;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the platform's forceHttps was not followed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(redirected.headers()[header::LOCATION], "https://kite.example.org/login?next=%2F");
+    let api = app.clone().oneshot(get("/api/v1/config", None)).await.unwrap();
+    assert_eq!(api.status(), StatusCode::PERMANENT_REDIRECT, "no forwarded protocol is plain HTTP");
+    let secure = app.clone().oneshot(get("/api/v1/config", Some("https"))).await.unwrap();
+    assert_eq!(secure.status(), StatusCode::OK);
+    assert_eq!(secure.headers()[header::STRICT_TRANSPORT_SECURITY], "max-age=31536000");
+    // The kubelet's probes speak plain HTTP to the pod.
+    for probe in ["/healthz", "/api/v1/health"] {
+        let response = app.clone().oneshot(get(probe, None)).await.unwrap();
+        assert!(response.status().is_success(), "{probe}: {}", response.status());
+    }
+}

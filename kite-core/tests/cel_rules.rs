@@ -162,3 +162,18 @@ fn machine_domains_tls_names_where_its_certificate_comes_from() {
         ["tls CertManager needs clusterIssuer"]
     );
 }
+
+#[test]
+fn force_https_needs_a_certificate() {
+    let schema = openapi_schema::<KitePlatform>();
+    let ingress = |i: Value| platform("kite", json!({"platformIngress": i}));
+    assert_eq!(cel_failures(&schema, &ingress(json!({"forceHttps": false})), None), Vec::<String>::new());
+    assert_eq!(
+        cel_failures(&schema, &ingress(json!({"forceHttps": true, "tlsSecret": "kite-tls"})), None),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        cel_failures(&schema, &ingress(json!({"forceHttps": true})), None),
+        ["forceHttps needs tlsSecret: HTTPS needs a certificate"]
+    );
+}

@@ -583,3 +583,48 @@ async fn a_machines_certificate_is_copied_but_never_over_a_secret_kite_did_not_m
     assert!(secrets.get_opt("shop-tls").await.unwrap().is_some());
     cluster.stop().await;
 }
+
+#[tokio::test]
+async fn the_platforms_ingress_follows_its_settings_and_its_url_waits_for_an_address() {
+    use k8s_openapi::api::networking::v1::Ingress;
+    let mut cluster = Cluster::new().await;
+    cluster.with_platform(KitePlatformSpec::default()).await;
+    cluster.run();
+    let ingresses: Api<Ingress> = Api::namespaced(cluster.client.clone(), PLATFORM_NS);
+    let platforms: Api<KitePlatform> = Api::all(cluster.client.clone());
+    // By default: one plain Ingress for any host, to the API.
+    let plain =
+        eventually(WITHIN, "the platform's Ingress", || async { ingresses.get_opt("kite-platform").await.unwrap() })
+            .await;
+    let rule = &plain.spec.as_ref().unwrap().rules.as_ref().unwrap()[0];
+    assert_eq!(rule.host, None);
+    assert_eq!(rule.http.as_ref().unwrap().paths[0].backend.service.as_ref().unwrap().name, "kite-api");
+    let url = || async { platforms.get(PLATFORM_NAME).await.unwrap().status.and_then(|s| s.platform_url) };
+    assert_eq!(url().await, None, "no address yet, so no URL");
+
+    // A host and a certificate: HTTPS, a plain companion for the redirect, and the URL once there is an address.
+    let secure =
+        json!({"spec": {"platformIngress": {"host": "kite.example.org", "tlsSecret": "kite-tls", "forceHttps": true}}});
+    platforms.patch(PLATFORM_NAME, &PatchParams::default(), &Patch::Merge(&secure)).await.unwrap();
+    eventually(WITHIN, "the plain companion", || async { ingresses.get_opt("kite-platform-http").await.unwrap() })
+        .await;
+    let tls = ingresses.get("kite-platform").await.unwrap().spec.unwrap().tls.unwrap();
+    assert_eq!(tls[0].secret_name.as_deref(), Some("kite-tls"));
+    let address = json!({"status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.9"}]}}});
+    ingresses.patch_status("kite-platform", &PatchParams::default(), &Patch::Merge(&address)).await.unwrap();
+    eventually(WITHIN, "the platform's URL", || async {
+        (url().await.as_deref() == Some("https://kite.example.org")).then_some(())
+    })
+    .await;
+
+    // Disabled: both go.
+    let off = json!({"spec": {"platformIngress": {"enabled": false, "forceHttps": false}}});
+    platforms.patch(PLATFORM_NAME, &PatchParams::default(), &Patch::Merge(&off)).await.unwrap();
+    eventually(WITHIN, "the Ingresses to go", || async {
+        let left = ingresses.list(&Default::default()).await.unwrap().items;
+        left.is_empty().then_some(())
+    })
+    .await;
+    eventually(WITHIN, "the URL to go", || async { url().await.is_none().then_some(()) }).await;
+    cluster.stop().await;
+}

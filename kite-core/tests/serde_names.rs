@@ -259,6 +259,13 @@ fn kite_platform_round_trips() {
                 ingress_class: "traefik".into(),
                 ingress_namespace: "kube-system".into(),
             },
+            platform_ingress: PlatformIngressSpec {
+                enabled: true,
+                host: Some("kite.example.org".into()),
+                tls_secret: Some("kite-tls".into()),
+                force_https: true,
+                ingress_class: "traefik".into(),
+            },
         },
     );
     platform.status = Some(KitePlatformStatus {
@@ -272,6 +279,7 @@ fn kite_platform_round_trips() {
             observed_service_name: Some("kite-gateway-external".into()),
             last_transition_time: Some(time("2026-07-01T10:00:00Z")),
         }),
+        platform_url: Some("https://kite.example.org".into()),
         golden_images: vec![GoldenImageStatus {
             name: "ubuntu-22.04".into(),
             ready: false,
@@ -316,13 +324,15 @@ fn kite_platform_round_trips() {
                 "sessionRecording": {"record": "OutputAndInput", "maxAgeDays": 30, "maxSizeMiB": 10240,
                     "s3": {"endpoint": "http://minio.minio.svc:9000", "bucket": "kite-audit", "region": "us-east-1",
                            "prefix": "kite/", "pathStyle": true}},
-                "machineDomains": {"tls": "CertManager", "clusterIssuer": "letsencrypt", "ingressClass": "traefik", "ingressNamespace": "kube-system"}
+                "machineDomains": {"tls": "CertManager", "clusterIssuer": "letsencrypt", "ingressClass": "traefik", "ingressNamespace": "kube-system"},
+                "platformIngress": {"enabled": true, "host": "kite.example.org", "tlsSecret": "kite-tls", "forceHttps": true, "ingressClass": "traefik"}
             },
             "status": {
                 "observedGeneration": 2, "conditions": [condition_json("GoldenImagesReady")],
                 "sshGateway": {"phase": "Ready", "reason": "LoadBalancerReady", "message": "reachable",
                                "observedExternalPort": 12311, "observedServiceName": "kite-gateway-external",
                                "lastTransitionTime": "2026-07-01T10:00:00Z"},
+                "platformUrl": "https://kite.example.org",
                 "goldenImages": [{"name": "ubuntu-22.04", "ready": false, "phase": "ImportInProgress",
                                   "progress": "45.20%", "message": "Importing."}],
                 "installation": {"operation": "Install", "kiteVersion": "0.1.0", "image": "localhost/kite@sha256:ab",

@@ -282,6 +282,7 @@ async fn write_status(
         observed_generation: platform.metadata.generation,
         conditions: ours,
         ssh_gateway: None,
+        platform_url: None,
         golden_images: images,
         installation: None,
     };

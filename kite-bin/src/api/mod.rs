@@ -23,6 +23,7 @@ pub mod client_address;
 pub mod error;
 pub mod gateway_control;
 pub mod hashing;
+pub mod https;
 pub mod json;
 pub mod machines;
 pub mod models;
@@ -146,6 +147,7 @@ pub fn app(state: AppState) -> anyhow::Result<Router> {
         .nest("/api/v1", api)
         .merge(crate::ui::router().layer(middleware::from_fn(auth::same_origin_writes)))
         .route("/healthz", get(|| async { "ok\n" }))
+        .layer(middleware::from_fn_with_state(state.clone(), https::force_https))
         .with_state(state)
         .layer(DefaultBodyLimit::max(BODY_LIMIT)))
 }

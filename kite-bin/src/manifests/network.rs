@@ -1,6 +1,7 @@
-//! How the components are reached: their Services, the Ingress for the
-//! web UI and the API through K3s' Traefik, and the NetworkPolicy of the
-//! platform namespace. The SSH gateway's exposure outside the cluster is
+//! How the components are reached: their Services and the NetworkPolicies
+//! of the platform namespace. The Ingress of the web UI and the API is the
+//! controller's, from `KitePlatform.spec.platformIngress` (it follows the
+//! platform's host and TLS settings as they change). The SSH gateway's exposure outside the cluster is
 //! not here: it is the operator's choice, in `KitePlatform`, and the
 //! controller's `kite-gateway-external`.
 
@@ -9,9 +10,7 @@ use super::workloads::selector;
 use super::{Options, meta};
 use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
 use k8s_openapi::api::networking::v1::{
-    HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressRule, IngressServiceBackend, IngressSpec,
-    IngressTLS, NetworkPolicy, NetworkPolicyIngressRule, NetworkPolicyPeer, NetworkPolicyPort, NetworkPolicySpec,
-    ServiceBackendPort,
+    NetworkPolicy, NetworkPolicyIngressRule, NetworkPolicyPeer, NetworkPolicyPort, NetworkPolicySpec,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -50,42 +49,6 @@ fn service(component: Component, port: i32, target: &str, options: &Options) -> 
             ..ServiceSpec::default()
         }),
         ..Service::default()
-    }
-}
-
-fn ingress(options: &Options) -> Ingress {
-    let backend = IngressBackend {
-        service: Some(IngressServiceBackend {
-            name: Component::Api.name().into(),
-            port: Some(ServiceBackendPort { number: Some(API_PORT), ..ServiceBackendPort::default() }),
-        }),
-        ..IngressBackend::default()
-    };
-    let entrypoint = if options.tls_secret.is_some() { "websecure" } else { "web" };
-    let mut metadata = meta("kite", Some(&options.namespace));
-    metadata.annotations = Some(BTreeMap::from([(
-        "traefik.ingress.kubernetes.io/router.entrypoints".to_string(),
-        entrypoint.to_string(),
-    )]));
-    Ingress {
-        metadata,
-        spec: Some(IngressSpec {
-            ingress_class_name: Some("traefik".into()),
-            rules: Some(vec![IngressRule {
-                host: options.public_host.clone(),
-                http: Some(HTTPIngressRuleValue {
-                    paths: vec![HTTPIngressPath { path: Some("/".into()), path_type: "Prefix".into(), backend }],
-                }),
-            }]),
-            tls: options.tls_secret.as_ref().map(|secret| {
-                vec![IngressTLS {
-                    hosts: options.public_host.clone().map(|h| vec![h]),
-                    secret_name: Some(secret.clone()),
-                }]
-            }),
-            ..IngressSpec::default()
-        }),
-        ..Ingress::default()
     }
 }
 
@@ -165,13 +128,12 @@ fn network_policies(options: &Options) -> Vec<NetworkPolicy> {
     ]
 }
 
-/// The Services, the Ingress and the NetworkPolicies.
+/// The Services and the NetworkPolicies.
 pub fn objects(options: &Options) -> Result<Vec<serde_json::Value>, serde_json::Error> {
     [
         serde_json::to_value(service(Component::Api, API_PORT, "http", options)),
         serde_json::to_value(service(Component::Gateway, GATEWAY_PORT, "ssh", options)),
         serde_json::to_value(control_service(options)),
-        serde_json::to_value(ingress(options)),
     ]
     .into_iter()
     .chain(network_policies(options).into_iter().map(serde_json::to_value))

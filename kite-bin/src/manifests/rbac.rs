@@ -199,7 +199,7 @@ pub fn grants(namespaces: &Namespaces) -> Vec<Grant> {
             "networking.k8s.io",
             &["ingresses"],
             MANAGE,
-            "each machine's Ingress for `<domainPrefix>.<baseDomain>`",
+            "each machine's Ingress for `<domainPrefix>.<baseDomain>`, and the platform's `kite-platform`",
         ),
         grant(
             Controller,

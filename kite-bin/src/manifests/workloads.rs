@@ -81,9 +81,6 @@ fn args(component: Component, options: &Options) -> Vec<String> {
     if component == Component::Api {
         // Traefik forwards from a pod of the cluster network (K3s' default cluster CIDR).
         args.extend(["--trusted-proxy".to_string(), options.pod_cidr.clone()]);
-        if options.tls_secret.is_some() {
-            args.push("--secure-cookies".into());
-        }
     }
     args
 }

@@ -66,3 +66,42 @@ impl Default for MachineDomainsSpec {
         }
     }
 }
+
+/// The Ingress of the platform itself (the web UI and the API), which the
+/// controller owns: `kite-platform`, and `kite-platform-http` beside it when
+/// TLS is on, so plain HTTP still reaches the API (which redirects it when
+/// `forceHttps`).
+#[derive(Serialize, Deserialize, KubeSchema, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[x_kube(validation = Rule::new("!self.forceHttps || has(self.tlsSecret)").message("forceHttps needs tlsSecret: HTTPS needs a certificate"))]
+pub struct PlatformIngressSpec {
+    /// Whether the controller keeps the platform's Ingress; off, it removes the one it made.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// The host the UI and the API answer on; any host when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::schema::optional_dns_subdomain")]
+    pub host: Option<String>,
+    /// A `kubernetes.io/tls` Secret of the platform namespace for that host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::schema::optional_dns_subdomain")]
+    pub tls_secret: Option<String>,
+    /// Plain HTTP is redirected to HTTPS by the API, which then sends
+    /// `Strict-Transport-Security` (its cookies are `Secure` over HTTPS).
+    #[serde(default)]
+    pub force_https: bool,
+    /// The IngressClass (K3s: `traefik`).
+    #[serde(default = "traefik")]
+    #[schemars(length(min = 1, max = 253), regex(pattern = super::schema::DNS_SUBDOMAIN_PATTERN))]
+    pub ingress_class: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for PlatformIngressSpec {
+    fn default() -> Self {
+        Self { enabled: true, host: None, tls_secret: None, force_https: false, ingress_class: traefik() }
+    }
+}

@@ -18,7 +18,7 @@ mod virtual_machine;
 pub use access_level::AccessLevel;
 pub use condition::{Condition, ConditionStatus, condition_types, set_condition};
 pub use installation::{InstallOperation, Installation, StackComponent};
-pub use machine_domains::{MachineDomainsSpec, MachineTls};
+pub use machine_domains::{MachineDomainsSpec, MachineTls, PlatformIngressSpec};
 pub use offer::{KiteVirtualMachineOffer, KiteVirtualMachineOfferSpec, KiteVirtualMachineOfferStatus, OfferPhase};
 pub use platform::{
     ContainerLimits, DataLocality, GatewayPhase, GoldenImage, GoldenImageSource, GoldenImageStatus, HostFallbackSpec,

@@ -85,6 +85,9 @@ pub struct KitePlatformSpec {
     /// How each machine's web server is reached at `<domainPrefix>.<baseDomain>`.
     #[serde(default)]
     pub machine_domains: super::machine_domains::MachineDomainsSpec,
+    /// The Ingress of the web UI and the API, which the controller owns.
+    #[serde(default)]
+    pub platform_ingress: super::machine_domains::PlatformIngressSpec,
 }
 
 fn default_access_token_ttl_minutes() -> u32 {
@@ -114,6 +117,7 @@ impl Default for KitePlatformSpec {
             signup: super::signup::SignupSpec::default(),
             session_recording: super::recording::SessionRecordingSpec::default(),
             machine_domains: super::machine_domains::MachineDomainsSpec::default(),
+            platform_ingress: super::machine_domains::PlatformIngressSpec::default(),
         }
     }
 }
@@ -411,6 +415,9 @@ pub struct KitePlatformStatus {
     /// What was observed of the gateway's exposure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssh_gateway: Option<SshGatewayStatus>,
+    /// The web UI's address, once the platform's Ingress has an address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform_url: Option<String>,
     /// What was observed of each golden image.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["name".into()]))]

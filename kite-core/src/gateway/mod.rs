@@ -6,8 +6,12 @@
 //! removes the Service; enabled without a port, it reports `Blocked` and
 //! looks again every half minute until that clears. Kite never touches the
 //! host's own sshd or port 22: exposure is only ever this Service.
+//!
+//! It also keeps the platform's own Ingress ([`platform_ingress`]) and
+//! reports the web UI's address (`status.platformUrl`) once it has one.
 
 pub mod desired;
+pub mod platform_ingress;
 
 use crate::Error;
 use crate::api::{GatewayPhase, KitePlatform, KitePlatformStatus};
@@ -19,6 +23,7 @@ use crate::required::Required;
 use desired::{EXTERNAL_SERVICE, Plan};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::Api;
 use kube::core::ApiResource;
 use kube::runtime::controller::{Action, Controller};
@@ -36,6 +41,12 @@ pub const FIELD_MANAGER: &str = "kite-controller-gateway-exposure";
 
 /// The field manager of `status.sshGateway`.
 pub const STATUS_MANAGER: &str = "kite-controller-gateway-status";
+
+/// The field manager of the platform's Ingress.
+pub const INGRESS_MANAGER: &str = "kite-controller-platform-ingress";
+
+/// The field manager of `status.platformUrl`.
+pub const INGRESS_STATUS_MANAGER: &str = "kite-controller-platform-ingress-status";
 
 /// The gateway reconciler's configuration.
 #[derive(Clone, Debug)]
@@ -82,6 +93,8 @@ pub async fn reconcile(platform: Arc<KitePlatform>, ctx: Arc<Context<Config>>) -
     let observation = desired::observe(plan, service.as_ref());
     let phase = observation.0;
     write_status(&platform, &ctx, observation, service.as_ref()).await?;
+    let url = platform_ingress::converge(client, INGRESS_MANAGER, &platform, namespace).await?;
+    write_platform_url(&platform, &ctx, url).await?;
     ctx.backoff.succeeded(&object_key(&*platform));
     Ok(match phase {
         GatewayPhase::Reconciling => Action::requeue(Duration::from_secs(10)),
@@ -121,15 +134,39 @@ async fn write_status(
     Ok(())
 }
 
+/// `status.platformUrl`, written when it changes.
+async fn write_platform_url(platform: &KitePlatform, ctx: &Context<Config>, url: Option<String>) -> Result<(), Error> {
+    if platform.status.as_ref().and_then(|s| s.platform_url.as_ref()) == url.as_ref() {
+        return Ok(());
+    }
+    let name = platform.required_name()?;
+    let status = KitePlatformStatus { platform_url: url.clone(), ..KitePlatformStatus::default() };
+    apply_status(&Api::<KitePlatform>::all(ctx.client.clone()), name, INGRESS_STATUS_MANAGER, &status).await?;
+    if let Some(url) = url {
+        tracing::info!(%url, "the web UI is served");
+        ctx.event(
+            platform,
+            EventType::Normal,
+            "PlatformServed",
+            "ServePlatform",
+            format!("The web UI is served at {url}."),
+        )
+        .await;
+    }
+    Ok(())
+}
+
 /// Runs the reconciler on the `KitePlatform` until `shutdown` completes;
 /// the external Service is watched, so its load balancer address is seen
 /// as soon as it is reported, and a deleted Service comes back.
 pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> + Send + Sync + 'static) {
     let client = ctx.client.clone();
     let services = Api::<Service>::namespaced(client.clone(), &ctx.config.platform_namespace);
+    let ingresses = Api::<Ingress>::namespaced(client.clone(), &ctx.config.platform_namespace);
     let ours = watcher::Config::default().labels(&labels::managed_selector());
     Controller::new(Api::<KitePlatform>::all(client), watcher::Config::default())
-        .owns(services, ours)
+        .owns(services, ours.clone())
+        .owns(ingresses, ours)
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
         .for_each(|_| async {})
