@@ -16,7 +16,32 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 /// assert_eq!(bytes(&Quantity("lots".into())), None);
 /// ```
 pub fn bytes(quantity: &Quantity) -> Option<u128> {
-    let text = quantity.0.trim();
+    let (numerator, denominator) = exact(&quantity.0)?;
+    Some(numerator.div_ceil(denominator))
+}
+
+/// Whether `a` and `b` are quantities of the same value, however written
+/// (`0.5` and `500m`, `1Gi` and `1024Mi`): a real API server stores a
+/// built-in object's quantities in canonical form, so what was applied and
+/// what is read back differ in text.
+///
+/// ```
+/// use kite_core::quantity::same;
+/// assert!(same("0.5", "500m"));
+/// assert!(same("1Gi", "1024Mi"));
+/// assert!(!same("1G", "1Gi"));
+/// assert!(!same("web", "web"), "not quantities");
+/// ```
+pub fn same(a: &str, b: &str) -> bool {
+    match (exact(a), exact(b)) {
+        (Some((an, ad)), Some((bn, bd))) => an.checked_mul(bd).is_some_and(|left| bn.checked_mul(ad) == Some(left)),
+        _ => false,
+    }
+}
+
+/// The exact value of a quantity as a fraction (numerator, denominator).
+fn exact(text: &str) -> Option<(u128, u128)> {
+    let text = text.trim();
     let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+')).unwrap_or(text.len());
     let (number, suffix) = text.split_at(split);
     if number.is_empty() || number.starts_with('.') && number.len() == 1 {
@@ -24,6 +49,8 @@ pub fn bytes(quantity: &Quantity) -> Option<u128> {
     }
     let (multiplier, divisor): (u128, u128) = match suffix {
         "" => (1, 1),
+        "n" => (1, 1_000_000_000),
+        "u" => (1, 1_000_000),
         "m" => (1, 1000),
         "k" => (1_000, 1),
         "M" => (1_000_000, 1),
@@ -56,5 +83,5 @@ pub fn bytes(quantity: &Quantity) -> Option<u128> {
         .ok()?;
     let numerator = digits.checked_mul(multiplier)?;
     let denominator = scale.checked_mul(divisor)?;
-    Some(numerator.div_ceil(denominator))
+    Some((numerator, denominator))
 }

@@ -628,3 +628,45 @@ async fn the_platforms_ingress_follows_its_settings_and_its_url_waits_for_an_add
     eventually(WITHIN, "the URL to go", || async { url().await.is_none().then_some(()) }).await;
     cluster.stop().await;
 }
+
+#[tokio::test]
+async fn a_quota_written_in_other_units_is_not_rewritten_on_every_pass() {
+    use k8s_openapi::api::core::v1::ResourceQuota;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    let mut cluster = Cluster::new().await;
+    let mut platform = a_platform();
+    platform.tenant_quotas = vec![TenantQuota {
+        access_level: AccessLevel::User,
+        hard: [
+            ("requests.cpu".to_string(), Quantity("0.5".into())),
+            ("requests.memory".to_string(), Quantity("1024Mi".into())),
+        ]
+        .into(),
+        container_limits: None,
+    }];
+    cluster.with_platform(platform).await;
+    cluster.run();
+    let user = cluster.create_user(a_user("alice")).await;
+    let ns = user.spec.namespace.clone();
+    let quotas: Api<ResourceQuota> = Api::namespaced(cluster.client.clone(), &ns);
+    let quota = eventually(WITHIN, "alice's quota", || async {
+        quotas.list(&ListParams::default()).await.unwrap().items.into_iter().next()
+    })
+    .await;
+    // The server stores them as it writes quantities.
+    let hard = quota.spec.unwrap().hard.unwrap();
+    assert_eq!((hard["requests.cpu"].0.as_str(), hard["requests.memory"].0.as_str()), ("500m", "1Gi"));
+    cluster.stop().await;
+    let user = Api::<KiteUser>::all(cluster.client.clone()).get("alice").await.unwrap();
+    cluster.server.reset_requests();
+    let tenants = cluster.context(tenant::Config { platform_namespace: PLATFORM_NS.into() });
+    tenant::reconcile(std::sync::Arc::new(user), tenants).await.unwrap();
+    let writes: Vec<String> = cluster
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.verb.is_write())
+        .map(|r| format!("{:?} {}", r.verb, r.resource))
+        .collect();
+    assert_eq!(writes, Vec::<String>::new(), "0.5 and 500m are the same quantity: nothing to write");
+}

@@ -56,6 +56,7 @@ pub mod netns;
 mod openapi;
 pub mod openssh;
 mod patch;
+mod quantities;
 
 mod path;
 mod protobuf;

@@ -99,6 +99,9 @@ pub fn spec_part(object: &Value) -> Map<String, Value> {
 
 /// The defaults and conversions the API server applies to built-in kinds on every write.
 pub fn builtin_defaults(resource: &ResourceType, object: &mut Value, creating: bool) {
+    if matches!(resource.group.as_str(), "" | "apps" | "batch") {
+        crate::quantities::canonicalize(&resource.kind, object);
+    }
     if matches!(resource.group.as_str(), "apps" | "batch") {
         crate::workload_defaults::apply(&resource.kind, object);
         return;

@@ -34,6 +34,9 @@ pub fn contains(live: &Value, desired: &Value) -> bool {
             live.len() == desired.len() && live.iter().zip(desired).all(|(have, want)| contains(have, want))
         }
         (Value::Number(have), Value::Number(want)) => have.as_f64() == want.as_f64(),
+        // The server stores quantities in canonical form (`0.5` as `500m`).
+        (Value::String(have), Value::String(want)) => have == want || crate::quantity::same(have, want),
+        (Value::String(have), Value::Number(want)) => crate::quantity::same(have, &want.to_string()),
         (have, want) => have == want,
     }
 }
