@@ -39,6 +39,9 @@ pub struct Config {
     /// The ServiceAccount that creates machines' DataVolumes (the
     /// controller's), `(namespace, name)`: it is allowed to clone golden images.
     pub cloner: (String, String),
+    /// Where Longhorn runs: its nodes are watched there, so a node that
+    /// becomes ready is seen at once, without polling.
+    pub longhorn_namespace: String,
 }
 
 /// One observation for the status: a condition's status, reason and message.
@@ -76,7 +79,10 @@ pub async fn reconcile(platform: Arc<KitePlatform>, ctx: Arc<Context<Config>>) -
             no("Importing", "Some golden images are still being imported or failed; see goldenImages.")
         }
     };
-    let waiting = !all_images_ready || longhorn.0 != ConditionStatus::True;
+    // Longhorn's nodes and the golden images' DataVolumes are watched: what
+    // changes there brings the platform back. Only a missing namespace,
+    // which nothing here watches, is looked at again.
+    let waiting = !namespace_exists;
     write_status(
         &platform,
         &ctx,
@@ -290,6 +296,17 @@ async fn write_status(
     apply_status(&Api::<KitePlatform>::all(ctx.client.clone()), name, STATUS_MANAGER, &status).await
 }
 
+/// A tick for every change of a Longhorn node (none while Longhorn is not
+/// installed: the watch retries with backoff until its CRD is served).
+fn longhorn_node_changes(client: kube::Client, namespace: &str) -> impl futures::Stream<Item = ()> + Send + 'static {
+    use kube::runtime::WatchStreamExt as _;
+    let nodes = Api::<DynamicObject>::namespaced_with(client, namespace, &resources::longhorn_node());
+    watcher::watcher(nodes, watcher::Config::default())
+        .default_backoff()
+        .touched_objects()
+        .filter_map(|node| futures::future::ready(node.ok().map(|_| ())))
+}
+
 /// Runs the reconciler on the `KitePlatform` until `shutdown` completes.
 /// Its StorageClass, golden images and RBAC are watched (by Kite's label),
 /// so a deleted one comes back and an import's progress shows at once.
@@ -301,7 +318,8 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
         .owns(Api::<StorageClass>::all(client.clone()), ours.clone())
         .owns(Api::<Role>::all(client.clone()), ours.clone())
         .owns(Api::<RoleBinding>::all(client.clone()), ours.clone())
-        .owns_with(Api::<DynamicObject>::all_with(client, &dv), dv.clone(), ours)
+        .owns_with(Api::<DynamicObject>::all_with(client.clone(), &dv), dv.clone(), ours)
+        .reconcile_all_on(longhorn_node_changes(client, &ctx.config.longhorn_namespace))
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
         .for_each(|_| async {})

@@ -59,7 +59,7 @@ impl Cluster {
     fn run(&mut self) {
         let context = Arc::new(Context::new(
             self.client(),
-            Config { cloner: ("kite".into(), "kite-controller".into()) },
+            Config { cloner: ("kite".into(), "kite-controller".into()), longhorn_namespace: "longhorn-system".into() },
             Metrics::default(),
             None,
         ));
@@ -263,5 +263,38 @@ async fn a_missing_golden_image_namespace_is_reported_not_retried_in_silence() {
     let condition = eventually("GoldenImagesReady", || async { cluster.condition("GoldenImagesReady").await }).await;
     assert_eq!((condition.status, condition.reason.as_deref()), (ConditionStatus::False, Some("NamespaceMissing")));
     assert!(condition.message.unwrap().contains("kite-images"));
+    cluster.stop().await;
+}
+
+#[tokio::test]
+async fn waiting_for_longhorn_is_watching_it_not_polling() {
+    let mut cluster = Cluster::new().await;
+    Api::<KitePlatform>::all(cluster.client()).create(&PostParams::default(), &platform_with_ubuntu()).await.unwrap();
+    cluster.run();
+    let condition = eventually("LonghornReady", || async { cluster.condition("LonghornReady").await }).await;
+    assert_eq!(condition.status, ConditionStatus::False, "no Longhorn node yet");
+    // Let the images finish and the status settle, then count what an idle wait costs.
+    eventually("the golden images to be imported", || async {
+        let images = cluster.condition("GoldenImagesReady").await?;
+        (images.status == ConditionStatus::True).then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    cluster.server.reset_requests();
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    let calls: Vec<String> = cluster
+        .server
+        .requests()
+        .iter()
+        .filter(|r| !matches!(r.verb.as_str(), "watch"))
+        .map(|r| format!("{} {}", r.verb.as_str(), r.resource))
+        .collect();
+    assert_eq!(calls, Vec::<String>::new(), "12 idle seconds waiting for Longhorn cost no request");
+    // A node that becomes ready is seen at once, through the watch.
+    cluster.create_longhorn_node(a_longhorn_node(&["kite"], true)).await;
+    eventually("LonghornReady to turn true", || async {
+        (cluster.condition("LonghornReady").await?.status == ConditionStatus::True).then_some(())
+    })
+    .await;
     cluster.stop().await;
 }

@@ -44,6 +44,9 @@ pub struct ControllerArgs {
     /// Run without leader election (only when a single replica can ever run).
     #[arg(long)]
     pub no_leader_election: bool,
+    /// Where Longhorn runs; its nodes are watched there (`KitePlatform.spec.storage.longhornNamespace`).
+    #[arg(long, default_value = "longhorn-system")]
+    pub longhorn_namespace: String,
 }
 
 /// The Lease replicas compete for.
@@ -60,6 +63,8 @@ pub struct Settings {
     pub gateway_service_account: String,
     /// The name Events are reported from.
     pub identity: String,
+    /// Where Longhorn runs (`KitePlatform.spec.storage.longhornNamespace`): its nodes are watched there.
+    pub longhorn_namespace: String,
 }
 
 fn identity(args: &ControllerArgs) -> String {
@@ -98,7 +103,9 @@ pub async fn run_reconcilers(client: Client, settings: &Settings, metrics: Metri
     );
     let exposure = context(&client, gateway::Config { platform_namespace: namespace.clone() }, &metrics, identity);
     let cloner = (namespace, settings.service_account.clone());
-    let storage = context(&client, kite_storage::reconciler::Config { cloner }, &metrics, identity);
+    let storage_config =
+        kite_storage::reconciler::Config { cloner, longhorn_namespace: settings.longhorn_namespace.clone() };
+    let storage = context(&client, storage_config, &metrics, identity);
     let offers = context(&client, (), &metrics, identity);
     tokio::join!(
         tenant::run(tenants, until()),
@@ -118,6 +125,7 @@ pub async fn run(args: ControllerArgs) -> anyhow::Result<()> {
         service_account: args.service_account.clone(),
         gateway_service_account: args.gateway_service_account.clone(),
         identity: identity(&args),
+        longhorn_namespace: args.longhorn_namespace.clone(),
     };
     let mut registry = prometheus_client::registry::Registry::default();
     let metrics = Metrics::register(&mut registry);

@@ -123,6 +123,7 @@ pub async fn run_until(
         service_account: "kite-controller".into(),
         gateway_service_account: "kite-gateway".into(),
         identity: "kite-demo".into(),
+        longhorn_namespace: "longhorn-system".into(),
     };
     let mut registry = prometheus_client::registry::Registry::default();
     let metrics = Metrics::register(&mut registry);

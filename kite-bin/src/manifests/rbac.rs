@@ -267,8 +267,8 @@ pub fn grants(namespaces: &Namespaces) -> Vec<Grant> {
             Scope::Namespace(namespaces.longhorn.clone()),
             "longhorn.io",
             &["nodes"],
-            &["list"],
-            "whether Longhorn is ready",
+            &["list", "watch"],
+            "whether Longhorn is ready (watched, not polled)",
         ),
         grant(
             Controller,

@@ -64,6 +64,8 @@ fn args(component: Component, options: &Options) -> Vec<String> {
             component.name().into(),
             "--gateway-service-account".into(),
             Component::Gateway.name().into(),
+            "--longhorn-namespace".into(),
+            options.longhorn_namespace.clone(),
         ],
         Component::Api => vec![
             "api".into(),

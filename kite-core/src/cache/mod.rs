@@ -7,7 +7,9 @@
 //! re-list is complete). A writer may also put what it just wrote into the
 //! cache at once ([`Cache::upsert`]), so its next read sees it; the watch
 //! event that follows carries the same or a newer state. The watch stops
-//! when the last clone of the cache is dropped.
+//! when the last clone of the cache is dropped. Cached objects carry no
+//! `managedFields`: nothing reads them from a cache, and they are often
+//! the larger half of an object.
 //!
 //! ```
 //! use k8s_openapi::api::core::v1::ConfigMap;
@@ -92,7 +94,11 @@ where
         let mut cache = Self::new(indexes);
         let (table, synced_tx, failing) = (cache.table.clone(), cache.synced_tx.clone(), cache.failing.clone());
         let task = tokio::spawn(async move {
-            let mut events = watcher::watcher(api, watcher::Config::default()).default_backoff().boxed();
+            // managedFields is read by nobody here and is often the larger half of an object.
+            let mut events = watcher::watcher(api, watcher::Config::default())
+                .default_backoff()
+                .modify(|object: &mut K| object.managed_fields_mut().clear())
+                .boxed();
             while let Some(event) = events.next().await {
                 match event {
                     Ok(event) => {
@@ -184,4 +190,26 @@ fn write<T>(table: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 /// The namespace of an object, as an index value.
 pub fn by_namespace<K: Resource>(object: &K) -> Vec<String> {
     object.namespace().into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Patch, PatchParams};
+
+    #[tokio::test]
+    async fn cached_objects_carry_no_managed_fields() {
+        let server = kite_testkit::FakeApiServer::new().unwrap();
+        let maps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+        let map = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "settings", "namespace": "default"}, "data": {"a": "b"}});
+        let applied = maps.patch("settings", &PatchParams::apply("someone"), &Patch::Apply(&map)).await.unwrap();
+        assert!(!applied.managed_fields().is_empty(), "the server keeps who applied what");
+        let cache = Cache::start(maps, Vec::new());
+        assert!(cache.wait_synced(Duration::from_secs(10)).await);
+        let cached = cache.get("default/settings").unwrap();
+        assert!(cached.managed_fields().is_empty(), "{:?}", cached.metadata.managed_fields);
+        assert_eq!(cached.data.as_ref().unwrap()["a"], "b");
+    }
 }
