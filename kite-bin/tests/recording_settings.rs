@@ -15,16 +15,9 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
-use support::{Session, create_machine_when_accepted, kubectl, ssh_with_password, start_demo};
-
-/// Runs `kubectl` on the demo's cluster off the async runtime.
-async fn kubectl_on(kubeconfig: &Path, args: &[&str]) -> String {
-    let (kubeconfig, args): (std::path::PathBuf, Vec<String>) =
-        (kubeconfig.to_path_buf(), args.iter().map(|a| a.to_string()).collect());
-    tokio::task::spawn_blocking(move || kubectl(&kubeconfig, &args.iter().map(String::as_str).collect::<Vec<_>>()))
-        .await
-        .unwrap()
-}
+use support::{
+    Session, answering, create_machine_when_accepted, kubectl_async, signed_up, ssh_with_password, start_demo,
+};
 
 /// A session through the gateway that prints `marker`; then the newest session the API lists, once it has ended.
 async fn a_session(ada: &Session, ssh: u16, dir: &Path, marker: &str) -> Value {
@@ -48,20 +41,7 @@ async fn the_gateway_follows_the_platforms_recording_settings_to_off_and_to_a_bu
     let _demo = start_demo(&state, http, ssh);
     let kubeconfig = state.join("kubeconfig");
     let base = format!("http://127.0.0.1:{http}");
-    let anonymous =
-        Session { http: reqwest::Client::new(), base: base.clone(), token: None, cookies: None, csrf: None };
-    eventually(Duration::from_secs(60), "the demo", || async {
-        let answer = reqwest::get(format!("{base}/api/v1/health")).await.ok()?;
-        answer.status().is_success().then_some(())
-    })
-    .await;
-    let (status, body) = anonymous
-        .post("/auth/signup", json!({ "username": "ada", "email": "ada@example.org", "password": "ada-password" }))
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let (_, login) =
-        anonymous.post("/auth/login", json!({ "email": "ada@example.org", "password": "ada-password" })).await;
-    let ada = Session { token: login["token"].as_str().map(str::to_string), ..anonymous.clone() };
+    let ada = signed_up(&answering(&base).await, "ada").await;
     create_machine_when_accepted(&ada, json!({ "name": "web", "sshId": "ada_web", "sshPassword": "machine-password" }))
         .await;
     eventually(Duration::from_secs(90), "the machine to run", || async {
@@ -75,7 +55,7 @@ async fn the_gateway_follows_the_platforms_recording_settings_to_off_and_to_a_bu
     assert!(state.join("audit/recordings").exists());
 
     // Off: the next session is audited, not recorded.
-    kubectl_on(
+    kubectl_async(
         &kubeconfig,
         &["patch", "kiteplatform", "kite", "--type=merge", "-p", r#"{"spec":{"sessionRecording":{"record":"Off"}}}"#],
     )
@@ -97,7 +77,7 @@ async fn the_gateway_follows_the_platforms_recording_settings_to_off_and_to_a_bu
     // A bucket, with its keys in the Secret: the next session goes there.
     let moto = Moto::start();
     let bucket = moto.bucket("kite-audit");
-    kubectl_on(
+    kubectl_async(
         &kubeconfig,
         &[
             "create",
@@ -113,7 +93,7 @@ async fn the_gateway_follows_the_platforms_recording_settings_to_off_and_to_a_bu
     .await;
     let s3 = json!({ "spec": { "sessionRecording": { "record": "Output",
         "s3": { "endpoint": moto.endpoint(), "bucket": bucket, "prefix": "kite/" } } } });
-    kubectl_on(&kubeconfig, &["patch", "kiteplatform", "kite", "--type=merge", "-p", &s3.to_string()]).await;
+    kubectl_async(&kubeconfig, &["patch", "kiteplatform", "kite", "--type=merge", "-p", &s3.to_string()]).await;
     let third = eventually(Duration::from_secs(30), "a session recorded in the bucket", || async {
         let marker = format!("third-session-{}", free_port());
         let session = a_session(&ada, ssh, dir.path(), &marker).await;

@@ -11,23 +11,15 @@ mod support;
 use kite_testkit::openssh::free_port;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 use support::browser::{browser, until};
-use support::{Session, create_machine_when_accepted, kubectl, start_demo};
-
-async fn kubectl_on(kubeconfig: &Path, args: &[&str]) -> String {
-    let (kubeconfig, args): (PathBuf, Vec<String>) =
-        (kubeconfig.to_path_buf(), args.iter().map(|a| a.to_string()).collect());
-    tokio::task::spawn_blocking(move || kubectl(&kubeconfig, &args.iter().map(String::as_str).collect::<Vec<_>>()))
-        .await
-        .unwrap()
-}
+use support::{answering, create_machine_when_accepted, kubectl_async, signed_up, start_demo};
 
 async fn json_of(kubeconfig: &Path, args: &[&str]) -> Value {
     let mut args = args.to_vec();
     args.extend(["-o", "json"]);
-    serde_json::from_str(&kubectl_on(kubeconfig, &args).await).unwrap()
+    serde_json::from_str(&kubectl_async(kubeconfig, &args).await).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -38,20 +30,7 @@ async fn a_machines_domain_is_served_linked_secured_and_removed_with_it() {
     let _demo = start_demo(&state, http, ssh);
     let kubeconfig = state.join("kubeconfig");
     let base = format!("http://127.0.0.1:{http}");
-    until(Duration::from_secs(60), "the demo", || async {
-        let answer = reqwest::get(format!("{base}/api/v1/health")).await.ok()?;
-        answer.status().is_success().then_some(())
-    })
-    .await;
-    let anonymous =
-        Session { http: reqwest::Client::new(), base: base.clone(), token: None, cookies: None, csrf: None };
-    let (status, body) = anonymous
-        .post("/auth/signup", json!({ "username": "ada", "email": "ada@example.org", "password": "ada-password" }))
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let (_, login) =
-        anonymous.post("/auth/login", json!({ "email": "ada@example.org", "password": "ada-password" })).await;
-    let ada = Session { token: login["token"].as_str().map(str::to_string), ..anonymous.clone() };
+    let ada = signed_up(&answering(&base).await, "ada").await;
     let (status, body) = ada.patch("/admin/settings", json!({ "baseDomain": "kite.test" })).await;
     assert!(status.is_success(), "{status} {body}");
     let created = create_machine_when_accepted(
@@ -96,9 +75,9 @@ async fn a_machines_domain_is_served_linked_secured_and_removed_with_it() {
         "data": { "tls.crt": "Y2VydA==", "tls.key": "a2V5" } });
     let file = dir.path().join("certificate.json");
     std::fs::write(&file, certificate.to_string()).unwrap();
-    kubectl_on(&kubeconfig, &["apply", "-f", file.to_str().unwrap()]).await;
+    kubectl_async(&kubeconfig, &["apply", "-f", file.to_str().unwrap()]).await;
     let tls = json!({ "spec": { "machineDomains": { "tls": "PlatformCertificate", "certificateSecret": "wildcard-kite-test" } } });
-    kubectl_on(&kubeconfig, &["patch", "kiteplatform", "kite", "--type=merge", "-p", &tls.to_string()]).await;
+    kubectl_async(&kubeconfig, &["patch", "kiteplatform", "kite", "--type=merge", "-p", &tls.to_string()]).await;
     until(Duration::from_secs(30), "the HTTPS URL", || async {
         (ada.get("/vms/blog").await.1["vm"]["url"] == "https://blog.kite.test").then_some(())
     })
@@ -117,7 +96,7 @@ async fn a_machines_domain_is_served_linked_secured_and_removed_with_it() {
     let (status, body) = ada.delete("/vms/blog").await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     until(Duration::from_secs(60), "the Ingress, Service and certificate copy to go", || async {
-        let left = kubectl_on(&kubeconfig, &["get", "ingress,service,secret", "-n", &namespace, "-o", "name"]).await;
+        let left = kubectl_async(&kubeconfig, &["get", "ingress,service,secret", "-n", &namespace, "-o", "name"]).await;
         (!left.contains("ingress.networking.k8s.io/blog")
             && !left.contains("service/vps-web-blog")
             && !left.contains("secret/blog-tls"))

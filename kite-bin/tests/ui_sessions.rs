@@ -18,24 +18,14 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use support::browser::{Browser, browser, until};
-use support::{Process, Session, create_machine_when_accepted, ssh_password_command, ssh_with_password, start_demo};
+use support::{
+    Process, Session, create_machine_when_accepted, signed_up, ssh_password_command, ssh_with_password, start_demo,
+};
 
 /// The text the player's terminal shows now.
 async fn terminal_text(browser: &Browser) -> String {
     let script = "return Array.from(document.querySelectorAll('.ap-line')).map(l => l.textContent).join('\\n');";
     browser.client.execute(script, vec![]).await.ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
-}
-
-async fn sign_up(anonymous: &Session, name: &str) -> Session {
-    let email = format!("{name}@example.org");
-    let (status, body) = anonymous
-        .post("/auth/signup", json!({ "username": name, "email": email, "password": format!("{name}-password") }))
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let (status, login) =
-        anonymous.post("/auth/login", json!({ "email": email, "password": format!("{name}-password") })).await;
-    assert_eq!(status, StatusCode::OK, "{login}");
-    Session { token: login["token"].as_str().map(str::to_string), ..anonymous.clone() }
 }
 
 async fn sessions_of(session: &Session) -> Vec<Value> {
@@ -49,8 +39,8 @@ async fn journey(browser: &Browser, base: &str, ssh: u16, dir: &Path) {
     let page = |path: &str| format!("{base}{path}");
     let anonymous =
         Session { http: reqwest::Client::new(), base: base.to_string(), token: None, cookies: None, csrf: None };
-    let ada = sign_up(&anonymous, "ada").await;
-    let bob = sign_up(&anonymous, "bob").await;
+    let ada = signed_up(&anonymous, "ada").await;
+    let bob = signed_up(&anonymous, "bob").await;
     create_machine_when_accepted(&ada, json!({ "name": "web", "sshId": "ada_web", "sshPassword": "machine-password" }))
         .await;
     until(Duration::from_secs(90), "the machine to run", || async {

@@ -119,6 +119,17 @@ async fn a_user_and_a_machine_converge_to_running() {
     cluster.stop().await;
 }
 
+/// The writes the cluster was asked for since its requests were last reset.
+fn writes_of(cluster: &Cluster) -> Vec<String> {
+    cluster
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.verb.is_write())
+        .map(|r| format!("{:?} {}", r.verb, r.resource))
+        .collect()
+}
+
 #[tokio::test]
 async fn a_second_pass_over_converged_objects_writes_nothing() {
     let (mut cluster, ns) = alice_with_a_running_machine().await;
@@ -130,13 +141,7 @@ async fn a_second_pass_over_converged_objects_writes_nothing() {
     vm::reconcile(std::sync::Arc::new(vm), cluster.context(vm::Config::default())).await.unwrap();
     let tenants = cluster.context(tenant::Config { platform_namespace: PLATFORM_NS.into() });
     tenant::reconcile(std::sync::Arc::new(user), tenants).await.unwrap();
-    let writes: Vec<String> = cluster
-        .server
-        .requests()
-        .iter()
-        .filter(|r| r.verb.is_write())
-        .map(|r| format!("{:?} {}", r.verb, r.resource))
-        .collect();
+    let writes = writes_of(&cluster);
     assert_eq!(writes, Vec::<String>::new(), "a steady-state pass must only read");
     assert!(cluster.server.request_counts().keys().any(|k| k.starts_with("get ")), "the pass did read");
 }
@@ -661,12 +666,6 @@ async fn a_quota_written_in_other_units_is_not_rewritten_on_every_pass() {
     cluster.server.reset_requests();
     let tenants = cluster.context(tenant::Config { platform_namespace: PLATFORM_NS.into() });
     tenant::reconcile(std::sync::Arc::new(user), tenants).await.unwrap();
-    let writes: Vec<String> = cluster
-        .server
-        .requests()
-        .iter()
-        .filter(|r| r.verb.is_write())
-        .map(|r| format!("{:?} {}", r.verb, r.resource))
-        .collect();
+    let writes = writes_of(&cluster);
     assert_eq!(writes, Vec::<String>::new(), "0.5 and 500m are the same quantity: nothing to write");
 }

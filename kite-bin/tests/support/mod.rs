@@ -322,3 +322,33 @@ pub fn start_demo(dir: &std::path::Path, http: u16, ssh: u16) -> Process {
             .unwrap(),
     )
 }
+
+/// Waits (60 s at most) until the API at `base` answers healthy; an anonymous session on it.
+pub async fn answering(base: &str) -> Session {
+    eventually(Duration::from_secs(60), "the API to answer healthy", || async {
+        let answer = reqwest::get(format!("{base}/api/v1/health")).await.ok()?;
+        answer.status().is_success().then_some(())
+    })
+    .await;
+    Session { http: reqwest::Client::new(), base: base.to_string(), token: None, cookies: None, csrf: None }
+}
+
+/// Signs `name` up (`<name>@example.org`, `<name>-password`) and in; a session with its Bearer token.
+pub async fn signed_up(anonymous: &Session, name: &str) -> Session {
+    let (email, password) = (format!("{name}@example.org"), format!("{name}-password"));
+    let (status, body) =
+        anonymous.post("/auth/signup", json!({ "username": name, "email": email, "password": password })).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (status, login) = anonymous.post("/auth/login", json!({ "email": email, "password": password })).await;
+    assert_eq!(status, StatusCode::OK, "{login}");
+    Session { token: login["token"].as_str().map(str::to_string), ..anonymous.clone() }
+}
+
+/// [`kubectl`], off the async runtime.
+pub async fn kubectl_async(kubeconfig: &std::path::Path, args: &[&str]) -> String {
+    let kubeconfig = kubeconfig.to_path_buf();
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    tokio::task::spawn_blocking(move || kubectl(&kubeconfig, &args.iter().map(String::as_str).collect::<Vec<_>>()))
+        .await
+        .unwrap()
+}
