@@ -26,6 +26,7 @@ fn main() -> ExitCode {
             domain_prefix: None,
             ssh_id: ssh_id.clone(),
             ssh_password_hash: None,
+            console_password_hash: None,
             delete: false,
         },
     );

@@ -462,6 +462,22 @@ async fn ssh_ids_and_domain_prefixes_are_unique_across_users_even_when_requests_
     let stored = vms.items.iter().find(|vm| vm.spec.ssh_id == "shared").unwrap();
     let hash = stored.spec.ssh_password_hash.as_deref().unwrap();
     assert!(hash.starts_with("$argon2id$") && !hash.contains("machine-password"), "{hash}");
+    // The console's hash is one the guest's crypt(3) checks: glibc's, through Python, agrees.
+    let console = stored.spec.console_password_hash.as_deref().unwrap();
+    assert!(console.starts_with("$6$") && !console.contains("machine-password"), "{console}");
+    for (password, matches) in [("machine-password", "True"), ("wrong-password", "False")] {
+        let checked = std::process::Command::new("python3")
+            .args(["-W", "ignore", "-c", "import crypt, sys; print(crypt.crypt(sys.argv[1], sys.argv[2]) == sys.argv[2])"])
+            .args([password, console])
+            .output()
+            .expect("python3 is missing: this test checks the console hash with crypt(3) through Python 3.11's crypt module");
+        assert_eq!(
+            String::from_utf8_lossy(&checked.stdout).trim(),
+            matches,
+            "{}",
+            String::from_utf8_lossy(&checked.stderr)
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -32,6 +32,7 @@
 //!         domain_prefix: Some("web".into()),
 //!         ssh_id: "alice_web".into(),
 //!         ssh_password_hash: None,
+//!         console_password_hash: None,
 //!         delete: false,
 //!     },
 //! );

@@ -121,6 +121,10 @@ fn the_ssh_secret_holds_both_pairs_under_the_names_the_gateway_reads() {
 }
 
 fn user_data(password_hash: Option<&str>) -> Value {
+    user_data_with(password_hash, None)
+}
+
+fn user_data_with(password_hash: Option<&str>, console_password_hash: Option<&str>) -> Value {
     let text = cloud_init::render(&cloud_init::UserData {
         hostname: "web",
         user: "alice",
@@ -128,6 +132,7 @@ fn user_data(password_hash: Option<&str>) -> Value {
         host_private_key: "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n",
         host_public_key: "ssh-ed25519 AAAAhost root@web",
         password_hash,
+        console_password_hash,
     })
     .unwrap();
     assert!(text.starts_with("#cloud-config\n"), "cloud-init reads only user data that starts so");
@@ -147,6 +152,14 @@ fn the_cloud_init_user_data_parses_back_and_says_what_it_should() {
     assert_eq!(user["ssh_authorized_keys"], serde_json::json!(["ssh-ed25519 AAAAgateway kite-gateway@web"]));
     assert_eq!(user["hashed_passwd"], "$6$salt$hash");
     assert_eq!(user["lock_passwd"], false);
+}
+
+#[test]
+fn the_console_password_hash_is_the_one_the_guest_gets_beside_an_argon2id_one() {
+    let argon2 = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA";
+    let data = user_data_with(Some(argon2), Some("$6$salt$consolehash"));
+    assert_eq!(data["users"][0]["hashed_passwd"], "$6$salt$consolehash");
+    assert_eq!(data["users"][0]["lock_passwd"], false);
 }
 
 #[test]

@@ -114,6 +114,7 @@ fn kite_virtual_machine_round_trips_with_its_camel_case_field_names() {
             domain_prefix: Some("web".into()),
             ssh_id: "alice_web".into(),
             ssh_password_hash: Some("$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into()),
+            console_password_hash: Some("$6$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo".into()),
             delete: false,
         },
     );
@@ -142,7 +143,8 @@ fn kite_virtual_machine_round_trips_with_its_camel_case_field_names() {
             "spec": {
                 "cpu": 2, "memory": "4Gi", "disk": "25Gi", "image": "ubuntu-22.04", "powerState": "On",
                 "domainPrefix": "web", "sshId": "alice_web",
-                "sshPasswordHash": "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA", "delete": false
+                "sshPasswordHash": "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA",
+                "consolePasswordHash": "$6$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo", "delete": false
             },
             "status": {
                 "phase": "Running", "currentPowerState": "On", "observedGeneration": 3,

@@ -74,6 +74,7 @@ pub fn a_vm(name: &str) -> VmBuilder {
             domain_prefix: Some(name.into()),
             ssh_id: name.replace('-', "_"),
             ssh_password_hash: None,
+            console_password_hash: None,
             delete: false,
         },
     ))

@@ -63,6 +63,28 @@ impl Hashing {
             .await?
             .map_err(|error| ApiError::internal("hashing a password", error))
     }
+
+    /// The SHA-512-crypt hash (`$6$`, a random salt, 5000 rounds) of a
+    /// machine password, which the guest's console login (`crypt(3)`) can
+    /// check; an argon2id hash only the gateway can.
+    ///
+    /// The salt is 12 random bytes, 16 characters once encoded: SHA-crypt
+    /// reads at most 16, and glibc writes back only those, so a longer salt
+    /// (sha-crypt's own default is 22 characters) gives a hash that
+    /// `crypt(3)` computes alike but `pam_unix` compares unequal.
+    pub async fn console_hash(&self, password: String) -> ApiResult<String> {
+        use rand::RngExt as _;
+        use sha_crypt::{PasswordHasher, ShaCrypt};
+        let mut salt = [0u8; 12];
+        rand::rng().fill(&mut salt);
+        self.run(move || {
+            ShaCrypt::default()
+                .hash_password_with_salt(password.as_bytes(), &salt)
+                .map(|hash| hash.as_str().to_string())
+        })
+        .await?
+        .map_err(|error| ApiError::internal("hashing a console password", error))
+    }
 }
 
 #[cfg(test)]

@@ -62,6 +62,11 @@ pub struct KiteVirtualMachineSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 512))]
     pub ssh_password_hash: Option<String>,
+    /// The same password as SHA-512-crypt (`$6$…`), which the guest's
+    /// console login checks (its `crypt(3)` cannot check argon2id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 20, max = 256), regex(pattern = r"^\$6\$"))]
+    pub console_password_hash: Option<String>,
     /// Delete intent: once `true`, the controller removes the machine and then this object.
     #[serde(default)]
     #[x_kube(validation = Rule::new("self || !oldSelf").message("a delete request cannot be withdrawn"))]

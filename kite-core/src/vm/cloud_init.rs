@@ -4,9 +4,11 @@
 //! It sets the hostname; creates the `sshId` user with sudo, trusting only
 //! the gateway's public key; installs the VM's ed25519 host key, which the
 //! gateway pins; turns password login over SSH off; and sets a console
-//! password when the machine's password hash is one the guest's `crypt(3)`
-//! understands (yescrypt, SHA-512/256-crypt or bcrypt). An argon2id hash,
-//! which only the gateway can check, leaves the console password locked.
+//! password from the machine's console password hash (SHA-512-crypt, which
+//! the API makes with the password), or, for machines of the existing
+//! platform, from its password hash when the guest's `crypt(3)` understands
+//! it (yescrypt, SHA-512/256-crypt or bcrypt). Without either (an argon2id
+//! hash only the gateway can check), the console password stays locked.
 
 use crate::Error;
 use serde::Serialize;
@@ -26,6 +28,8 @@ pub struct UserData<'a> {
     pub host_public_key: &'a str,
     /// The machine's password hash, used for the console when the guest can check it.
     pub password_hash: Option<&'a str>,
+    /// The machine's console password hash (SHA-512-crypt), preferred for the console.
+    pub console_password_hash: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -73,7 +77,10 @@ pub fn console_can_check(hash: &str) -> bool {
 
 /// Renders the user data: `#cloud-config` and YAML.
 pub fn render(data: &UserData<'_>) -> Result<String, Error> {
-    let console_hash = data.password_hash.filter(|hash| console_can_check(hash));
+    let console_hash = data
+        .console_password_hash
+        .filter(|hash| console_can_check(hash))
+        .or(data.password_hash.filter(|hash| console_can_check(hash)));
     let config = CloudConfig {
         hostname: data.hostname,
         fqdn: data.hostname,

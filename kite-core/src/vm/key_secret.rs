@@ -82,6 +82,7 @@ mod tests {
                 domain_prefix: None,
                 ssh_id: "alice".into(),
                 ssh_password_hash: None,
+                console_password_hash: None,
                 delete: false,
             },
         );

@@ -180,6 +180,7 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
         host_private_key: &host.private_openssh,
         host_public_key: &host.public_openssh,
         password_hash: vm.spec.ssh_password_hash.as_deref(),
+        console_password_hash: vm.spec.console_password_hash.as_deref(),
     })?;
     let secret = ApiResource::erase::<Secret>(&());
     let cloud_init = apply::to_json(&desired::cloud_init_secret(vm, &user_data)?, "the cloud-init Secret")?;

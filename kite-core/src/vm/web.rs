@@ -192,6 +192,7 @@ mod tests {
             domain_prefix: None,
             ssh_id: "ada_blog".into(),
             ssh_password_hash: None,
+            console_password_hash: None,
             delete: false,
         };
         let mut vm = KiteVirtualMachine::new("blog", spec);

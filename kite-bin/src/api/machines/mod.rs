@@ -113,6 +113,7 @@ pub async fn create(
                 .map_err(|r| r.answer("reserving a domainPrefix", prefix_taken(prefix)))?;
         }
         let mut spec = planned.spec.clone();
+        spec.console_password_hash = Some(state.hashing.console_hash(password.clone()).await?);
         spec.ssh_password_hash = Some(state.hashing.hash(password).await?);
         let vm = KiteVirtualMachine::new(&planned.name, spec);
         Api::<KiteVirtualMachine>::namespaced(state.client.clone(), &namespace)

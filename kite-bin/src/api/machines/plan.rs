@@ -49,6 +49,7 @@ impl Planned {
                 domain_prefix,
                 ssh_id: ssh_id.to_string(),
                 ssh_password_hash: None,
+                console_password_hash: None,
                 delete: false,
             },
         }
