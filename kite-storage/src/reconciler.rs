@@ -12,6 +12,7 @@ use kite_core::api::{Condition, ConditionStatus, KitePlatform, KitePlatformStatu
 use kite_core::key::object_key;
 use kite_core::labels::{self, COMPONENT};
 use kite_core::reconcile::apply::{self, Removal};
+use kite_core::reconcile::owners::cluster_owners;
 use kite_core::reconcile::{Context, RESYNC, apply_status, resources};
 use kite_core::required::Required;
 use kube::api::{Api, DynamicObject, ListParams};
@@ -316,9 +317,12 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
     let dv = resources::data_volume();
     Controller::new(Api::<KitePlatform>::all(client.clone()), watcher::Config::default())
         .owns(Api::<StorageClass>::all(client.clone()), ours.clone())
-        .owns(Api::<Role>::all(client.clone()), ours.clone())
-        .owns(Api::<RoleBinding>::all(client.clone()), ours.clone())
-        .owns_with(Api::<DynamicObject>::all_with(client.clone(), &dv), dv.clone(), ours)
+        // Not `owns` for namespaced children: it would name the platform a second time (see `owners`).
+        .watches(Api::<Role>::all(client.clone()), ours.clone(), |r| cluster_owners::<KitePlatform, _>(&r))
+        .watches(Api::<RoleBinding>::all(client.clone()), ours.clone(), |b| cluster_owners::<KitePlatform, _>(&b))
+        .watches_with(Api::<DynamicObject>::all_with(client.clone(), &dv), dv.clone(), ours, |d| {
+            cluster_owners::<KitePlatform, _>(&d)
+        })
         .reconcile_all_on(longhorn_node_changes(client, &ctx.config.longhorn_namespace))
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)

@@ -18,6 +18,7 @@ use crate::api::{GatewayPhase, KitePlatform, KitePlatformStatus};
 use crate::key::object_key;
 use crate::labels;
 use crate::reconcile::apply;
+use crate::reconcile::owners::cluster_owners;
 use crate::reconcile::{Context, RESYNC, apply_status};
 use crate::required::Required;
 use desired::{EXTERNAL_SERVICE, Plan};
@@ -165,8 +166,9 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
     let ingresses = Api::<Ingress>::namespaced(client.clone(), &ctx.config.platform_namespace);
     let ours = watcher::Config::default().labels(&labels::managed_selector());
     Controller::new(Api::<KitePlatform>::all(client), watcher::Config::default())
-        .owns(services, ours.clone())
-        .owns(ingresses, ours)
+        // Not `owns`: it would name the platform a second time, by the child's namespace (see `owners`).
+        .watches(services, ours.clone(), |s| cluster_owners::<KitePlatform, _>(&s))
+        .watches(ingresses, ours, |i| cluster_owners::<KitePlatform, _>(&i))
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
         .for_each(|_| async {})

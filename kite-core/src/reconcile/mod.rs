@@ -10,6 +10,7 @@
 pub mod apply;
 mod backoff;
 mod metrics;
+pub mod owners;
 pub mod preflight;
 pub mod resources;
 

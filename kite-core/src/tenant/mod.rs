@@ -27,6 +27,7 @@ use crate::api::{
 };
 use crate::labels::{self, USER_CLEANUP_FINALIZER};
 use crate::reconcile::apply::{self, Removal};
+use crate::reconcile::owners::cluster_owners;
 use crate::reconcile::{Context, RESYNC, apply_status, platform_changes};
 use crate::required::Required;
 use futures::StreamExt;
@@ -89,9 +90,10 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
     let controller = Controller::new(Api::<KiteUser>::all(client.clone()), watcher::Config::default());
     let users = controller.store();
     controller
-        .owns(Api::<NetworkPolicy>::all(client.clone()), ours.clone())
-        .owns(Api::<ResourceQuota>::all(client.clone()), ours.clone())
-        .owns(Api::<LimitRange>::all(client.clone()), ours.clone())
+        // Not `owns`: it would name each user a second time, by the child's namespace (see `owners`).
+        .watches(Api::<NetworkPolicy>::all(client.clone()), ours.clone(), |p| cluster_owners::<KiteUser, _>(&p))
+        .watches(Api::<ResourceQuota>::all(client.clone()), ours.clone(), |q| cluster_owners::<KiteUser, _>(&q))
+        .watches(Api::<LimitRange>::all(client.clone()), ours.clone(), |l| cluster_owners::<KiteUser, _>(&l))
         .watches(Api::<Namespace>::all(client.clone()), ours, move |namespace: Namespace| {
             let name = namespace.name_any();
             users
