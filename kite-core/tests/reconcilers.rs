@@ -26,18 +26,23 @@ async fn alice_with_a_running_machine() -> (Cluster, String) {
     alice_with_a_running_machine_on(Cluster::new().await).await
 }
 
-/// The same on `cluster`.
-async fn alice_with_a_running_machine_on(mut cluster: Cluster) -> (Cluster, String) {
-    cluster.with_platform(a_platform()).await;
-    cluster.run();
+/// User `alice`, created and Ready on `cluster`; her namespace.
+async fn alice_ready(cluster: &Cluster) -> String {
     let user = cluster.create_user(a_user("alice")).await;
-    let ns = user.spec.namespace.clone();
     let users: Api<KiteUser> = Api::all(cluster.client.clone());
     eventually(WITHIN, "alice's namespace to be ready", || async {
         let user = users.get("alice").await.unwrap();
         (user.status.as_ref().and_then(|s| s.phase) == Some(UserPhase::Ready)).then_some(())
     })
     .await;
+    user.spec.namespace
+}
+
+/// The same on `cluster`.
+async fn alice_with_a_running_machine_on(mut cluster: Cluster) -> (Cluster, String) {
+    cluster.with_platform(a_platform()).await;
+    cluster.run();
+    let ns = alice_ready(&cluster).await;
     cluster.create_vm(&ns, a_vm("web").build()).await;
     eventually(WITHIN, "web to run", || async {
         let vm = cluster.vm(&ns, "web").await?;
@@ -534,14 +539,7 @@ async fn a_machines_certificate_is_copied_but_never_over_a_secret_kite_did_not_m
     .unwrap();
     Api::<Secret>::namespaced(cluster.client.clone(), "kite").create(&Default::default(), &certificate).await.unwrap();
     cluster.run();
-    let user = cluster.create_user(a_user("alice")).await;
-    let ns = user.spec.namespace.clone();
-    let users: Api<KiteUser> = Api::all(cluster.client.clone());
-    eventually(WITHIN, "alice's namespace to be ready", || async {
-        let user = users.get("alice").await.unwrap();
-        (user.status.as_ref().and_then(|s| s.phase) == Some(UserPhase::Ready)).then_some(())
-    })
-    .await;
+    let ns = alice_ready(&cluster).await;
     // Someone's own Secret under the name the second machine's copy would take.
     let theirs: Secret = serde_json::from_value(json!({
         "metadata": {"name": "shop-tls", "namespace": ns}, "type": "kubernetes.io/tls",
