@@ -39,6 +39,7 @@ mod apiservice;
 mod apply;
 mod builtins;
 mod config;
+pub mod console;
 mod crd;
 mod crd_names;
 mod discovery;

@@ -66,6 +66,7 @@ impl Builder {
                 watch_drops,
                 tokens: RwLock::new(HashMap::new()),
                 webhooks: RwLock::new(HashMap::new()),
+                consoles: RwLock::new(None),
                 pki: std::sync::OnceLock::new(),
                 runtime,
             }),
@@ -340,6 +341,12 @@ impl FakeApiServer {
     /// Stops serving `target`: its webhooks cannot be called any more.
     pub fn stop_webhook(&self, target: &WebhookTarget) {
         self.inner.webhooks.write().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(target);
+    }
+
+    /// Answers on the running instances' serial consoles (KubeVirt's
+    /// `console` subresource) with `backend`; see [`crate::console`].
+    pub fn serve_consoles(&self, backend: crate::console::ConsoleBackend) {
+        *self.inner.consoles.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(backend);
     }
 
     /// Makes the next requests that match `fault` fail.

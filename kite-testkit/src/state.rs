@@ -32,6 +32,8 @@ pub(crate) struct Inner {
     pub tokens: RwLock<HashMap<String, UserInfo>>,
     /// In-process admission webhooks, by where their configurations reach them.
     pub webhooks: RwLock<HashMap<WebhookTarget, WebhookHandler>>,
+    /// What answers on the instances' serial consoles, once installed.
+    pub consoles: RwLock<Option<crate::console::ConsoleBackend>>,
     /// The CA and TLS configuration, made when the server first serves HTTPS.
     pub pki: std::sync::OnceLock<Arc<crate::tls::Pki>>,
     /// The runtime background tasks (listeners, deletions, simulations) run on.
@@ -42,6 +44,11 @@ impl Inner {
     /// The store, locked; a poisoned lock is taken over, as the store stays consistent.
     pub fn store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The console backend, if one is installed.
+    pub fn consoles(&self) -> RwLockReadGuard<'_, Option<crate::console::ConsoleBackend>> {
+        self.consoles.read().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The faults and request log, locked.

@@ -23,7 +23,10 @@ use std::sync::Arc;
 
 /// The router of a fake API server.
 pub fn router(inner: Arc<Inner>) -> Router {
-    Router::new().fallback(handle).with_state(inner)
+    Router::new()
+        .route(crate::console::ROUTE, axum::routing::get(crate::console::serve))
+        .fallback(handle)
+        .with_state(inner)
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {

@@ -1,4 +1,5 @@
-//! Simulated guests: every `Running` VirtualMachineInstance boots a real
+//! Simulated guests: every `Running` VirtualMachineInstance answers on its
+//! serial console with a login (see `serial_login`) and boots a real
 //! `sshd` on loopback, configured the way cloud-init would configure the
 //! machine from the user data its `cloudInitNoCloud` Secret holds: the host
 //! key from `ssh_keys`, and the `ssh_authorized_keys` of the first user as
@@ -148,6 +149,7 @@ impl Guests {
 pub fn start_guests(server: &FakeApiServer, config: GuestConfig) -> Guests {
     let routes = Arc::new(RwLock::new(HashMap::new()));
     let weak = Arc::downgrade(&server.inner);
+    server.serve_consoles(super::serial_login::backend(weak.clone(), config.root.clone()));
     let task = server.inner.runtime.spawn(run(weak, config, routes.clone()));
     Guests { routes, task }
 }
@@ -214,13 +216,19 @@ fn service_routes(
     table
 }
 
-/// What cloud-init would configure: the host key and the keys the first user accepts.
-struct UserData {
+/// What cloud-init would configure: the host key, the first user, the keys
+/// it accepts and its console password's hash.
+pub(crate) struct UserData {
     host_key: String,
     authorized: Vec<String>,
+    /// The first user's name (the machine's `sshId`).
+    pub login: String,
+    /// Its `hashed_passwd`, unless `lock_passwd` locks the password.
+    pub password_hash: Option<String>,
 }
 
-fn user_data(inner: &Arc<Inner>, vmi: &Value) -> Result<UserData, String> {
+/// The user data of the instance `vmi`, from its `cloudInitNoCloud` Secret.
+pub(crate) fn user_data(inner: &Arc<Inner>, vmi: &Value) -> Result<UserData, String> {
     let volumes = vmi["spec"]["volumes"].as_array().cloned().unwrap_or_default();
     let secret_name = volumes
         .iter()
@@ -234,20 +242,31 @@ fn user_data(inner: &Arc<Inner>, vmi: &Value) -> Result<UserData, String> {
     let document: Value = serde_saphyr::from_str(&text).map_err(|e| format!("the user data is not YAML: {e}"))?;
     let host_key =
         document["ssh_keys"]["ed25519_private"].as_str().ok_or("the user data has no ssh_keys.ed25519_private")?;
-    let authorized: Vec<String> = document["users"][0]["ssh_authorized_keys"]
+    let user = &document["users"][0];
+    let authorized: Vec<String> = user["ssh_authorized_keys"]
         .as_array()
         .map(|keys| keys.iter().filter_map(|k| k.as_str().map(str::to_string)).collect())
         .unwrap_or_default();
-    if authorized.is_empty() {
-        return Err("the user data's first user has no ssh_authorized_keys".into());
-    }
-    Ok(UserData { host_key: host_key.to_string(), authorized })
+    let login = user["name"].as_str().ok_or("the user data's first user has no name")?.to_string();
+    let password_hash = match user["lock_passwd"].as_bool().unwrap_or(true) {
+        true => None,
+        false => user["hashed_passwd"].as_str().map(str::to_string),
+    };
+    Ok(UserData { host_key: host_key.to_string(), authorized, login, password_hash })
+}
+
+/// Where the guest of `vmi` keeps its files; its users' home is `home/` in it.
+pub(crate) fn guest_dir(root: &Path, vmi: &Value) -> PathBuf {
+    root.join(namespace_of(vmi)).join(name_of(vmi))
 }
 
 fn boot(inner: &Arc<Inner>, config: &GuestConfig, vmi: &Value, address: SocketAddr) -> Result<Guest, String> {
     let data = user_data(inner, vmi)?;
+    if data.authorized.is_empty() {
+        return Err("the user data's first user has no ssh_authorized_keys".into());
+    }
     let sshd = sshd_path().ok_or("sshd is missing: install openssh-server to reach the demo's machines")?;
-    let dir = config.root.join(namespace_of(vmi)).join(name_of(vmi));
+    let dir = guest_dir(&config.root, vmi);
     let home = dir.join("home");
     std::fs::create_dir_all(&home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
     let _ = std::fs::create_dir_all("/run/sshd");

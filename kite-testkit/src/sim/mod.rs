@@ -26,6 +26,7 @@
 mod cdi;
 mod guest;
 mod kubevirt;
+mod serial_login;
 mod service_lb;
 pub mod workloads;
 

@@ -1,0 +1,155 @@
+//! KubeVirt's serial console, as its aggregated API serves it:
+//! `GET /apis/subresources.kubevirt.io/v1/namespaces/{namespace}/virtualmachineinstances/{name}/console`,
+//! a WebSocket upgrade with the subprotocol `plain.kubevirt.io` whose binary
+//! frames carry the serial port's raw bytes both ways.
+//!
+//! The request is authorized as `get` on `virtualmachineinstances/console` in
+//! `subresources.kubevirt.io`, as virt-api's is. An instance that does not
+//! exist answers 404, one that is not `Running` 409 with virt-api's sentence
+//! (`VMI is not running`), and a request that is not a WebSocket upgrade 400.
+//! What sits behind the serial port is a [`ConsoleBackend`] the test (or the
+//! simulated guests of `kite demo`) installs with
+//! [`FakeApiServer::serve_consoles`](crate::FakeApiServer::serve_consoles);
+//! without one the subresource answers 503, as virt-api does while it cannot
+//! reach the instance's handler.
+
+use crate::sim::find;
+use crate::state::Inner;
+use crate::status::ApiError;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::{HeaderMap, StatusCode};
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// The WebSocket subprotocol of KubeVirt's console and VNC subresources.
+pub const PLAIN_PROTOCOL: &str = "plain.kubevirt.io";
+
+/// The path the console subresource is served at, in axum's syntax.
+pub(crate) const ROUTE: &str =
+    "/apis/subresources.kubevirt.io/v1/namespaces/{namespace}/virtualmachineinstances/{name}/console";
+
+/// One client on an instance's serial port, handed to the [`ConsoleBackend`].
+#[derive(Debug)]
+pub struct ConsoleConnection {
+    /// The instance's namespace.
+    pub namespace: String,
+    /// The instance's name.
+    pub name: String,
+    /// The instance as stored when the client connected.
+    pub instance: Value,
+    /// What the client sends to the serial port; ends when the client goes.
+    pub input: mpsc::Receiver<Bytes>,
+    /// What the serial port shows the client; dropping it closes the connection.
+    pub output: mpsc::Sender<Bytes>,
+}
+
+/// What answers on the serial ports: called once per connection, it must
+/// return at once (spawn what runs).
+pub type ConsoleBackend = Arc<dyn Fn(ConsoleConnection) + Send + Sync>;
+
+/// `409 Conflict` as virt-api words it for an instance that is not running.
+fn not_running(name: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "Conflict",
+        format!("Operation cannot be fulfilled on virtualmachineinstance.kubevirt.io \"{name}\": VMI is not running"),
+    )
+}
+
+/// The console subresource's handler.
+pub(crate) async fn serve(
+    State(inner): State<Arc<Inner>>,
+    Path((namespace, name)): Path<(String, String)>,
+    headers: HeaderMap,
+    peer: Option<axum::Extension<crate::tls::PeerUser>>,
+    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+) -> Response {
+    match check(&inner, &namespace, &name, &headers, peer) {
+        Err(error) => error.into_response(),
+        Ok((instance, backend)) => match upgrade {
+            Err(rejection) => ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "BadRequest",
+                format!("the console is a WebSocket: {}", rejection.body_text()),
+            )
+            .into_response(),
+            Ok(upgrade) => upgrade.protocols([PLAIN_PROTOCOL]).on_upgrade(move |socket| async move {
+                let (input_sender, input) = mpsc::channel(64);
+                let (output, output_receiver) = mpsc::channel(64);
+                backend(ConsoleConnection { namespace, name, instance, input, output });
+                pump(socket, input_sender, output_receiver).await;
+            }),
+        },
+    }
+}
+
+/// Authenticates and authorizes the request and finds the running instance and the backend.
+fn check(
+    inner: &Arc<Inner>,
+    namespace: &str,
+    name: &str,
+    headers: &HeaderMap,
+    peer: Option<axum::Extension<crate::tls::PeerUser>>,
+) -> Result<(Value, ConsoleBackend), ApiError> {
+    let peer = peer.and_then(|axum::Extension(crate::tls::PeerUser(user))| user);
+    let user = crate::rbac::requester(inner, headers, peer)?;
+    let request = crate::rbac::Attributes {
+        verb: "get",
+        group: "subresources.kubevirt.io",
+        resource: "virtualmachineinstances",
+        subresource: Some("console"),
+        name: Some(name),
+        namespace: Some(namespace),
+        path: None,
+    };
+    crate::rbac::authorize(inner, user.as_ref(), &request)?;
+    let instance = find(inner, "kubevirt.io", "virtualmachineinstances", namespace, name).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            format!("virtualmachineinstance.kubevirt.io \"{name}\" not found"),
+        )
+    })?;
+    if instance["status"]["phase"] != "Running" {
+        return Err(not_running(name));
+    }
+    let backend = inner.consoles().clone().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailable",
+            format!("the serial console of {namespace}/{name} cannot be reached: no console backend runs"),
+        )
+    })?;
+    Ok((instance, backend))
+}
+
+/// Carries frames between the client and the backend until either ends.
+async fn pump(mut socket: WebSocket, input: mpsc::Sender<Bytes>, mut output: mpsc::Receiver<Bytes>) {
+    loop {
+        tokio::select! {
+            received = socket.recv() => match received {
+                Some(Ok(Message::Binary(bytes))) => {
+                    if input.send(bytes).await.is_err() { break }
+                }
+                Some(Ok(Message::Text(text))) => {
+                    if input.send(Bytes::copy_from_slice(text.as_bytes())).await.is_err() { break }
+                }
+                Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+                Some(Ok(Message::Close(_)) | Err(_)) | None => break,
+            },
+            shown = output.recv() => match shown {
+                Some(bytes) => {
+                    if socket.send(Message::Binary(bytes)).await.is_err() { break }
+                }
+                None => {
+                    let _ = socket.send(Message::Close(None)).await;
+                    break;
+                }
+            },
+        }
+    }
+}
