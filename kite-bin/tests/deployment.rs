@@ -32,6 +32,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 use std::process::Command;
 use std::time::Duration;
+use support::console::{open, send, ticket, until_shown};
 use support::rbac_cluster::RbacCluster;
 use support::{Process, Session, create_machine_when_accepted, kubectl, ssh_with_password};
 
@@ -250,6 +251,12 @@ async fn the_deployment_runs_the_whole_journey_with_each_component_under_its_own
     .await;
     assert_eq!(sessions[0]["machine"], "web");
     assert_eq!(sessions[0]["channels"][0]["recorded"], true, "{sessions:?}");
+    // The serial console, which the API dials as its own account: the guest's login prompt answers.
+    let mut console = open(&ada, &ticket(&ada, "/vms/web/console-ticket").await).await;
+    let mut shown = String::new();
+    send(&mut console, "\r").await;
+    until_shown(&mut console, &mut shown, "web login: ").await;
+    drop(console);
 
     // The operator grows the machine's disk; the controller expands its claim.
     let kubeconfig = cluster.admin.clone();

@@ -213,6 +213,7 @@ fn kite_platform_round_trips() {
         KitePlatformSpec {
             base_domain: Some("vms.example.com".into()),
             access_token_ttl_minutes: 30,
+            console_idle_seconds: 600,
             vm_storage_class_name: "kite-vm-storage".into(),
             golden_image_namespace: "kite".into(),
             ssh_gateway: SshGatewaySpec {

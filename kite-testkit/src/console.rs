@@ -11,8 +11,10 @@
 //! simulated guests of `kite demo`) installs with
 //! [`FakeApiServer::serve_consoles`](crate::FakeApiServer::serve_consoles);
 //! without one the subresource answers 503, as virt-api does while it cannot
-//! reach the instance's handler.
+//! reach the instance's handler. An accepted request is logged (as
+//! `get virtualmachineinstances/console`) and injected faults apply to it.
 
+use crate::faults::{RequestRecord, Verb};
 use crate::sim::find;
 use crate::state::Inner;
 use crate::status::ApiError;
@@ -68,7 +70,21 @@ pub(crate) async fn serve(
     peer: Option<axum::Extension<crate::tls::PeerUser>>,
     upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Response {
-    match check(&inner, &namespace, &name, &headers, peer) {
+    let checked = match check(&inner, &namespace, &name, &headers, peer) {
+        Ok((instance, backend, user)) => {
+            let record = RequestRecord {
+                verb: Verb::Get,
+                resource: "virtualmachineinstances/console".into(),
+                namespace: Some(namespace.clone()),
+                name: Some(name.clone()),
+                field_manager: None,
+                user,
+            };
+            crate::handlers::inject_faults(&inner, record).await.map(|()| (instance, backend))
+        }
+        Err(error) => Err(error),
+    };
+    match checked {
         Err(error) => error.into_response(),
         Ok((instance, backend)) => match upgrade {
             Err(rejection) => ApiError::new(
@@ -94,7 +110,7 @@ fn check(
     name: &str,
     headers: &HeaderMap,
     peer: Option<axum::Extension<crate::tls::PeerUser>>,
-) -> Result<(Value, ConsoleBackend), ApiError> {
+) -> Result<(Value, ConsoleBackend, Option<String>), ApiError> {
     let peer = peer.and_then(|axum::Extension(crate::tls::PeerUser(user))| user);
     let user = crate::rbac::requester(inner, headers, peer)?;
     let request = crate::rbac::Attributes {
@@ -124,7 +140,7 @@ fn check(
             format!("the serial console of {namespace}/{name} cannot be reached: no console backend runs"),
         )
     })?;
-    Ok((instance, backend))
+    Ok((instance, backend, user.map(|u| u.name)))
 }
 
 /// Carries frames between the client and the backend until either ends.

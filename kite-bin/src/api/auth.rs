@@ -34,6 +34,9 @@ enum Credential {
 pub struct Caller {
     /// The user, as the cache holds it now.
     pub user: Arc<KiteUser>,
+    /// Which session this is: a digest of its token (never the token), so
+    /// what is bound to one session (a console ticket) can be checked.
+    pub session: String,
 }
 
 /// A sentence naming a level, for refusals.
@@ -81,6 +84,12 @@ fn bearer(parts: &Parts) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then_some(token.trim())
 }
 
+/// The id of the session `token` carries: the first 16 bytes of its SHA-256, in hex.
+fn session_id(token: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(token.as_bytes()).iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
 fn is_write(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
@@ -119,7 +128,7 @@ impl FromRequestParts<AppState> for Caller {
                 "this session was signed out (everywhere, or by a change of password); sign in again",
             ));
         }
-        Ok(Caller { user })
+        Ok(Caller { user, session: session_id(&token) })
     }
 }
 
@@ -127,15 +136,21 @@ impl FromRequestParts<AppState> for Caller {
 /// script); requests without `Origin` (scripts, old browsers) pass, and the
 /// CSRF token still protects cookie-authenticated ones.
 pub async fn same_origin_writes(request: Request, next: Next) -> Result<Response, ApiError> {
-    if is_write(request.method())
-        && let Some(origin) = request.headers().get(header::ORIGIN).and_then(|v| v.to_str().ok())
-    {
-        let host = request.headers().get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
-        let origin_host = origin.split_once("://").map_or(origin, |(_, rest)| rest);
-        if origin == "null" || !origin_host.eq_ignore_ascii_case(host) {
-            tracing::info!(origin, host, "refused a cross-site write");
-            return Err(ApiError::forbidden("requests from other sites cannot change anything here"));
-        }
+    if is_write(request.method()) && !same_origin(request.headers()) {
+        return Err(ApiError::forbidden("requests from other sites cannot change anything here"));
     }
     Ok(next.run(request).await)
+}
+
+/// Whether a request comes from this site: it has no `Origin` (a script, an
+/// old browser), or its `Origin` names the host it was sent to.
+pub fn same_origin(headers: &axum::http::HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else { return true };
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let origin_host = origin.split_once("://").map_or(origin, |(_, rest)| rest);
+    let same = origin != "null" && origin_host.eq_ignore_ascii_case(host);
+    if !same {
+        tracing::info!(origin, host, "refused a cross-site request");
+    }
+    same
 }

@@ -20,6 +20,7 @@
 
 pub mod auth;
 pub mod client_address;
+pub mod console;
 pub mod error;
 pub mod gateway_control;
 pub mod hashing;

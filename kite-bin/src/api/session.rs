@@ -150,6 +150,23 @@ impl Sessions {
         jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation).ok().map(|data| data.claims)
     }
 
+    /// Signs `claims` with the session key: for short-lived tokens of another
+    /// kind (console tickets), told apart from sessions by their `aud`.
+    pub fn sign<T: Serialize>(&self, claims: &T) -> Result<String, ApiError> {
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), claims, &self.encoding)
+            .map_err(|error| ApiError::internal("signing a token", error))
+    }
+
+    /// The claims of a token [`sign`](Self::sign) made for `audience`, when
+    /// its signature holds and it has not expired.
+    pub fn verify_for<T: serde::de::DeserializeOwned>(&self, token: &str, audience: &str) -> Option<T> {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.leeway = 0;
+        validation.set_audience(&[audience]);
+        validation.set_required_spec_claims(&["exp", "sub", "aud"]);
+        jsonwebtoken::decode::<T>(token, &self.decoding, &validation).ok().map(|data| data.claims)
+    }
+
     /// Whether cookies for this request are marked `Secure`: always when so
     /// configured, else when a proxy says the client used HTTPS.
     pub fn secure_for(&self, headers: &HeaderMap) -> bool {
@@ -210,5 +227,29 @@ mod tests {
         let expired = Claims { exp: jiff::Timestamp::now().as_second() - 1, ..issued.claims };
         let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &expired, &sessions.encoding).unwrap();
         assert_eq!(sessions.verify(&token), None);
+    }
+
+    #[test]
+    fn a_console_ticket_verifies_only_for_its_audience_and_only_until_it_expires() {
+        use crate::api::console::ticket::{AUDIENCE, TicketClaims};
+        let sessions = Sessions::new(&[7u8; 64], false).unwrap();
+        let claims = TicketClaims {
+            aud: AUDIENCE.into(),
+            sub: "ku-1".into(),
+            ns: "kite-user-1".into(),
+            vm: "web".into(),
+            sid: "00".into(),
+            exp: jiff::Timestamp::now().as_second() + 30,
+            jti: "j".into(),
+        };
+        let ticket = sessions.sign(&claims).unwrap();
+        assert_eq!(sessions.verify_for::<TicketClaims>(&ticket, AUDIENCE), Some(claims.clone()));
+        assert_eq!(sessions.verify(&ticket), None, "a ticket is not a session");
+        let session = sessions.issue("ku-1", 0, 5).unwrap();
+        assert_eq!(sessions.verify_for::<TicketClaims>(&session.token, AUDIENCE), None, "a session is not a ticket");
+        let other = sessions.sign(&TicketClaims { aud: "elsewhere".into(), ..claims.clone() }).unwrap();
+        assert_eq!(sessions.verify_for::<TicketClaims>(&other, AUDIENCE), None);
+        let expired = sessions.sign(&TicketClaims { exp: jiff::Timestamp::now().as_second() - 1, ..claims }).unwrap();
+        assert_eq!(sessions.verify_for::<TicketClaims>(&expired, AUDIENCE), None, "an expired ticket");
     }
 }

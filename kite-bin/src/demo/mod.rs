@@ -168,9 +168,15 @@ pub async fn run_until(
         }
     });
 
-    // The API and the web UI.
+    // The API and the web UI. The API talks to the API server over loopback
+    // TCP, as on a cluster: the serial console is a WebSocket upgrade, which
+    // needs a connection that an in-process client does not have.
+    let api_client = kube::Client::try_from(kube::Config::new(
+        format!("http://{kube}").parse().context("the API server's address as a URL")?,
+    ))
+    .context("a client of the in-memory API server")?;
     let state = crate::api::state(
-        client.clone(),
+        api_client,
         "kite",
         // The demo listens on loopback only: its first account is its admin.
         crate::api::Options {

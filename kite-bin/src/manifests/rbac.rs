@@ -319,8 +319,16 @@ pub fn grants(namespaces: &Namespaces) -> Vec<Grant> {
             platform(),
             "",
             &["configmaps"],
-            &["get", "create", "delete"],
-            "reservations of unique names (hashed, so not nameable)",
+            &["get", "list", "create", "delete"],
+            "reservations of unique names (hashed, so not nameable); records of redeemed console tickets, swept when stale",
+        ),
+        grant(
+            Api,
+            cluster(),
+            "subresources.kubevirt.io",
+            &["virtualmachineinstances/console"],
+            &["get"],
+            "the serial console in the web UI (after its own owner check)",
         ),
         // The gateway.
         grant(

@@ -70,7 +70,10 @@ fn vm_rows(vms: &[VmView]) -> Markup {
                 td { (vm.namespace) }
                 td { (phase(vm)) }
                 td { code { (vm.ssh_id) } }
-                td.actions { (buttons(vm, &Actions::admin(&vm.namespace, &vm.name))) }
+                td.actions {
+                    (buttons(vm, &Actions::admin(&vm.namespace, &vm.name)))
+                    @if vm.phase == "Running" { a.button href=(format!("/admin/vms/{}/{}/console", vm.namespace, vm.name)) { "Console" } }
+                }
             }
         }
     }
@@ -201,6 +204,8 @@ pub async fn settings(State(state): State<AppState>, Viewer(viewer): Admin) -> R
                     input #base-domain name="baseDomain" value=(spec.base_domain.clone().unwrap_or_default()) placeholder="vms.example.org";
                     label for="ttl" { "Sign-in lasts (minutes)" }
                     input #ttl name="accessTokenTtlMinutes" type="number" min="1" value=(spec.access_token_ttl_minutes) data-type="number";
+                    label for="console-idle" { "A console without input closes after (seconds)" }
+                    input #console-idle name="consoleIdleSeconds" type="number" min="5" max="86400" value=(spec.console_idle_seconds) data-type="number";
                     (alert())
                     button type="submit" { "Save" }
                 }

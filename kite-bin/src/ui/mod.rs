@@ -10,6 +10,7 @@
 mod account_page;
 mod admin_pages;
 mod auth_pages;
+mod console_page;
 mod dashboard;
 mod layout;
 mod machines;
@@ -29,6 +30,11 @@ const REPLAY: &str = include_str!("assets/replay.js");
 /// asciinema-player, vendored: see `assets/vendor/asciinema-player/README.md`.
 const PLAYER_SCRIPT: &str = include_str!("assets/vendor/asciinema-player/asciinema-player.min.js");
 const PLAYER_STYLE: &str = include_str!("assets/vendor/asciinema-player/asciinema-player.css");
+const CONSOLE: &str = include_str!("assets/console.js");
+/// xterm.js and its fit addon, vendored: see `assets/vendor/xterm/README.md`.
+const XTERM_SCRIPT: &str = include_str!("assets/vendor/xterm/xterm.js");
+const XTERM_STYLE: &str = include_str!("assets/vendor/xterm/xterm.css");
+const XTERM_FIT: &str = include_str!("assets/vendor/xterm/addon-fit.js");
 
 /// What the pages may load: only this origin's script and style.
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
@@ -62,6 +68,8 @@ pub fn router() -> Router<AppState> {
         .route("/login", get(auth_pages::login).post(auth_pages::login_form))
         .route("/signup", get(auth_pages::signup).post(auth_pages::signup_form))
         .route("/vms/{name}", get(vm_page::page_handler))
+        .route("/vms/{name}/console", get(console_page::own))
+        .route("/admin/vms/{namespace}/{name}/console", get(console_page::any))
         .route("/account", get(account_page::page_handler))
         .route("/sessions", get(sessions_page::page_handler))
         .route("/sessions/{id}/{channel}", get(sessions_page::player))
@@ -84,6 +92,10 @@ pub fn router() -> Router<AppState> {
             get(|| async { asset("text/javascript; charset=utf-8", PLAYER_SCRIPT) }),
         )
         .route("/assets/asciinema-player.css", get(|| async { asset("text/css; charset=utf-8", PLAYER_STYLE) }))
+        .route("/assets/console.js", get(|| async { asset("text/javascript; charset=utf-8", CONSOLE) }))
+        .route("/assets/xterm.js", get(|| async { asset("text/javascript; charset=utf-8", XTERM_SCRIPT) }))
+        .route("/assets/xterm.css", get(|| async { asset("text/css; charset=utf-8", XTERM_STYLE) }))
+        .route("/assets/addon-fit.js", get(|| async { asset("text/javascript; charset=utf-8", XTERM_FIT) }))
         .fallback(not_found)
         .layer(axum::middleware::map_response(security_headers))
 }
@@ -93,14 +105,24 @@ mod tests {
     use sha2::{Digest, Sha256};
 
     #[test]
-    fn vendored_files_are_what_the_readme_pins() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ui/assets/vendor/asciinema-player");
-        let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
-        for file in ["asciinema-player.min.js", "asciinema-player.css", "LICENSE"] {
-            let digest: String =
-                Sha256::digest(std::fs::read(dir.join(file)).unwrap()).iter().map(|b| format!("{b:02x}")).collect();
-            let row = format!("| `{file}` | `{digest}` |");
-            assert!(readme.contains(&row), "{file} is not the file README.md pins (its SHA-256 is {digest})");
+    fn vendored_files_are_what_the_readmes_pin() {
+        let vendor = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ui/assets/vendor");
+        let packages: [(&str, &[&str]); 2] = [
+            ("asciinema-player", &["asciinema-player.min.js", "asciinema-player.css", "LICENSE"]),
+            ("xterm", &["xterm.js", "xterm.css", "addon-fit.js", "LICENSE", "LICENSE-addon-fit"]),
+        ];
+        for (package, files) in packages {
+            let dir = vendor.join(package);
+            let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+            for file in files {
+                let digest: String =
+                    Sha256::digest(std::fs::read(dir.join(file)).unwrap()).iter().map(|b| format!("{b:02x}")).collect();
+                let row = format!("| `{file}` | `{digest}` |");
+                assert!(
+                    readme.contains(&row),
+                    "{package}/{file} is not the file README.md pins (its SHA-256 is {digest})"
+                );
+            }
         }
     }
 }

@@ -102,6 +102,12 @@ pub async fn page_handler(State(state): State<AppState>, Viewer(viewer): Anyone,
                 (alert())
             }
             (connection(&envelope.connection))
+            section.card #console {
+                h2 { "Serial console" }
+                p { "The machine's console in your browser, for when SSH does not work (a lost key, a broken sshd): log in as "
+                    code { (envelope.vm.ssh_id) } " with the machine's password." }
+                a.button #open-console href=(format!("/vms/{name}/console")) { "Open the console" }
+            }
             (logins)
         },
     )

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod console;
 pub mod rbac_cluster;
 
 use k8s_openapi::api::core::v1::Namespace;

@@ -45,6 +45,12 @@ pub struct KitePlatformSpec {
     #[serde(default = "default_access_token_ttl_minutes")]
     #[schemars(range(min = 1, max = 525600))]
     pub access_token_ttl_minutes: u32,
+    /// How long a machine's serial console in the web UI stays open without
+    /// input, in seconds (5 s to a day; 15 minutes when absent); it is then
+    /// closed (the machine keeps running).
+    #[serde(default = "default_console_idle_seconds")]
+    #[schemars(range(min = 5, max = 86400))]
+    pub console_idle_seconds: u32,
     /// The StorageClass of machine disks and golden images.
     #[serde(default = "default_vm_storage_class_name")]
     #[schemars(
@@ -94,6 +100,10 @@ fn default_access_token_ttl_minutes() -> u32 {
     60
 }
 
+fn default_console_idle_seconds() -> u32 {
+    900
+}
+
 fn default_vm_storage_class_name() -> String {
     "kite-vm-storage".to_string()
 }
@@ -107,6 +117,7 @@ impl Default for KitePlatformSpec {
         Self {
             base_domain: None,
             access_token_ttl_minutes: default_access_token_ttl_minutes(),
+            console_idle_seconds: default_console_idle_seconds(),
             vm_storage_class_name: default_vm_storage_class_name(),
             golden_image_namespace: default_golden_image_namespace(),
             ssh_gateway: SshGatewaySpec::default(),

@@ -8,6 +8,8 @@ mod delete;
 mod resource;
 mod verbs;
 
+pub(crate) use resource::inject_faults;
+
 use crate::path::{self, Route};
 use crate::state::Inner;
 use crate::status::ApiError;

@@ -267,7 +267,7 @@ fn record_of(
 }
 
 /// Logs the request, waits out the injected latency, and fails it if an injected fault matches.
-async fn inject_faults(inner: &Inner, record: RequestRecord) -> Result<(), ApiError> {
+pub(crate) async fn inject_faults(inner: &Inner, record: RequestRecord) -> Result<(), ApiError> {
     let (fault, latency) = {
         let mut faults = inner.faults();
         (faults.on_request(record), faults.latency)

@@ -137,6 +137,12 @@ impl Reservations {
         Self { configmaps: Api::namespaced(client.clone(), namespace), client }
     }
 
+    /// The platform namespace's ConfigMaps, where reservations (and the
+    /// records of redeemed console tickets) are kept.
+    pub fn configmaps(&self) -> &Api<ConfigMap> {
+        &self.configmaps
+    }
+
     /// Reserves `value` for `holder`. Reserving again what the same holder has is not an error.
     pub async fn reserve(&self, kind: Kind, value: &str, holder: &Holder) -> Result<(), Refusal> {
         let name = object_name(kind, value);

@@ -22,6 +22,8 @@ pub struct Settings {
     pub base_domain: Option<String>,
     /// How long a sign-in lasts, in minutes.
     pub access_token_ttl_minutes: u32,
+    /// How long a serial console stays open without input, in seconds.
+    pub console_idle_seconds: u32,
     /// The SSH gateway's exposure: desired and observed.
     pub ssh_gateway: GatewayView,
     /// Who may sign up, and how fast: `KitePlatform.spec.signup` (`mode`
@@ -57,6 +59,8 @@ pub struct SettingsChange {
     pub base_domain: Option<String>,
     /// A new sign-in lifetime, in minutes.
     pub access_token_ttl_minutes: Option<u32>,
+    /// A new idle limit of serial consoles, in seconds (5 to 86400).
+    pub console_idle_seconds: Option<u32>,
     /// The gateway's exposure.
     pub ssh_gateway: Option<GatewayChange>,
     /// New sign-up rules, replacing the old ones whole (fields left out take their defaults).
@@ -70,6 +74,7 @@ fn current(state: &AppState) -> Settings {
     Settings {
         base_domain: spec.base_domain.clone(),
         access_token_ttl_minutes: spec.access_token_ttl_minutes,
+        console_idle_seconds: spec.console_idle_seconds,
         ssh_gateway: GatewayView::of(&spec, platform.as_deref()),
         signup: spec.signup.clone(),
     }
@@ -100,6 +105,9 @@ pub async fn update(
     }
     if let Some(ttl) = change.access_token_ttl_minutes {
         spec.insert("accessTokenTtlMinutes".into(), ttl.into());
+    }
+    if let Some(minutes) = change.console_idle_seconds {
+        spec.insert("consoleIdleSeconds".into(), minutes.into());
     }
     if let Some(gateway) = &change.ssh_gateway {
         for (field, port) in [("externalPort", gateway.external_port), ("publicPort", gateway.public_port)] {

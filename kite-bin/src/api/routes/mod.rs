@@ -6,6 +6,7 @@ pub mod admin_machines;
 pub mod admin_settings;
 pub mod admin_users;
 pub mod auth;
+pub mod console;
 pub mod offers;
 pub mod ssh_keys;
 pub mod ssh_sessions;
@@ -34,6 +35,9 @@ pub fn api() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(vms::get, vms::patch, vms::delete))
         .routes(routes!(vms::start))
         .routes(routes!(vms::stop))
+        .routes(routes!(console::issue))
+        .routes(routes!(console::issue_any))
+        .routes(routes!(console::open))
         .routes(routes!(ssh_sessions::list))
         .routes(routes!(ssh_sessions::recording))
         .routes(routes!(ssh_sessions::live))
