@@ -129,11 +129,7 @@ async fn in_the_browser_the_console_logs_in_with_the_machines_password_and_runs_
 
     let browser = browser().await;
     let client = &browser.client;
-    client.goto(&format!("{base}/login")).await.unwrap();
-    browser.fill("#email", "ada@example.org").await;
-    browser.fill("#password", "ada-password").await;
-    browser.click("form button[type=submit]").await;
-    until(Duration::from_secs(10), "the dashboard", || async { (browser.path().await == "/").then_some(()) }).await;
+    browser.sign_in(&base, "ada").await;
     // Before the machine runs, the page says so and opens nothing.
     client.goto(&format!("{base}/vms/box/console")).await.unwrap();
     if ada.get("/vms/box").await.1["vm"]["phase"] != "Running" {

@@ -59,11 +59,7 @@ async fn a_machines_domain_is_served_linked_secured_and_removed_with_it() {
     // The page links it.
     let browser = browser().await;
     let client = &browser.client;
-    client.goto(&format!("{base}/login")).await.unwrap();
-    browser.fill("#email", "ada@example.org").await;
-    browser.fill("#password", "ada-password").await;
-    browser.click("form button[type=submit]").await;
-    until(Duration::from_secs(10), "the dashboard", || async { (browser.path().await == "/").then_some(()) }).await;
+    browser.sign_in(&base, "ada").await;
     client.goto(&format!("{base}/vms/blog")).await.unwrap();
     assert_eq!(browser.text_of("#vm-url").await.as_deref(), Some("http://blog.kite.test"));
     let href = client.find(fantoccini::Locator::Css("#vm-url")).await.unwrap().attr("href").await.unwrap();

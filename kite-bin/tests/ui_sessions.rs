@@ -104,11 +104,7 @@ async fn journey(browser: &Browser, base: &str, ssh: u16, dir: &Path) {
     assert!(cast.contains("replay-marker-caf\u{e9}"), "{cast}");
 
     // Bob's pages.
-    client.goto(&page("/login")).await.unwrap();
-    browser.fill("#email", "bob@example.org").await;
-    browser.fill("#password", "bob-password").await;
-    browser.click("form button[type=submit]").await;
-    until(Duration::from_secs(10), "bob's dashboard", || async { (browser.path().await == "/").then_some(()) }).await;
+    browser.sign_in(base, "bob").await;
     client.goto(&page("/sessions")).await.unwrap();
     assert_eq!(browser.text_of("#sessions tbody").await.as_deref(), Some("No sessions yet."));
     client.goto(&page(&format!("/sessions/{id}/{channel}"))).await.unwrap();
@@ -124,10 +120,7 @@ async fn journey(browser: &Browser, base: &str, ssh: u16, dir: &Path) {
         .await;
 
     // Ada, the admin: the list says recording is on, and shows both sessions.
-    browser.fill("#email", "ada@example.org").await;
-    browser.fill("#password", "ada-password").await;
-    browser.click("form button[type=submit]").await;
-    until(Duration::from_secs(10), "ada's dashboard", || async { (browser.path().await == "/").then_some(()) }).await;
+    browser.sign_in(base, "ada").await;
     client.goto(&page("/vms/web")).await.unwrap();
     let last = browser.text_of("#last-login").await.unwrap();
     assert!(last.starts_with("Last login:") && last.contains("ada_web"), "{last}");

@@ -124,6 +124,18 @@ impl Browser {
         self.client.find(Locator::Css(css)).await.unwrap().click().await.unwrap();
     }
 
+    /// Signs `name` in on the sign-in page of the API at `base`
+    /// (`<name>@example.org`, `<name>-password`, as `signed_up` makes them),
+    /// and waits for the dashboard.
+    pub async fn sign_in(&self, base: &str, name: &str) {
+        self.client.goto(&format!("{base}/login")).await.unwrap();
+        self.fill("#email", &format!("{name}@example.org")).await;
+        self.fill("#password", &format!("{name}-password")).await;
+        self.click("form button[type=submit]").await;
+        let what = format!("{name}'s dashboard");
+        until(Duration::from_secs(10), &what, || async { (self.path().await == "/").then_some(()) }).await;
+    }
+
     pub async fn path(&self) -> String {
         self.client.current_url().await.unwrap().path().to_string()
     }
