@@ -53,7 +53,7 @@ async fn serve(inner: Weak<Inner>, root: PathBuf, mut connection: ConsoleConnect
     let hostname = name_of(&connection.instance).to_string();
     loop {
         say(format!("\r\n{hostname} login: ")).await?;
-        let login = read_line(&mut connection.input, &output, true).await?;
+        let login = read_line(&mut connection.input, &output, true).await?.trim().to_string();
         if login.is_empty() {
             continue;
         }
@@ -100,7 +100,7 @@ async fn read_line(
                         shown.extend_from_slice(b"\r\n");
                         let _ = output.send(Bytes::from(shown)).await;
                     }
-                    return Ok(String::from_utf8_lossy(&line).trim().to_string());
+                    return Ok(String::from_utf8_lossy(&line).into_owned());
                 }
                 0x7f | 0x08 if line.pop().is_some() && echo => shown.extend_from_slice(b"\x08 \x08"),
                 0x7f | 0x08 => {}

@@ -18,6 +18,11 @@ pub const CLOSE_CODE: u16 = 4000;
 /// How often the reasons to close are looked at.
 const CHECK_EVERY: Duration = Duration::from_secs(1);
 
+/// How often both sides are pinged while the console is quiet: the cluster
+/// client's read timeout (kube's, 295 s by default) and proxies' idle
+/// timeouts would otherwise end a console that shows nothing for a while.
+const KEEPALIVE_EVERY: Duration = Duration::from_secs(30);
+
 /// Who opened a console on which machine, as checked when it opened.
 #[derive(Clone, Debug)]
 pub struct Opened {
@@ -77,6 +82,7 @@ pub async fn run(state: AppState, mut browser: WebSocket, opened: Opened) {
 async fn relay(state: &AppState, browser: &mut WebSocket, mut console: ConsoleStream, opened: &Opened) -> &'static str {
     let mut last_input = Instant::now();
     let mut checks = tokio::time::interval(CHECK_EVERY);
+    let mut keepalive = tokio::time::interval_at(Instant::now() + KEEPALIVE_EVERY, KEEPALIVE_EVERY);
     loop {
         tokio::select! {
             typed = browser.recv() => {
@@ -102,6 +108,15 @@ async fn relay(state: &AppState, browser: &mut WebSocket, mut console: ConsoleSt
                     Some(Ok(Upstream::Close(_)) | Err(_)) | None => return "the machine's console closed",
                 };
                 if browser.send(Message::Binary(bytes)).await.is_err() {
+                    let _ = console.close(None).await;
+                    return "closed by the browser";
+                }
+            }
+            _ = keepalive.tick() => {
+                if console.send(Upstream::Ping(bytes::Bytes::new())).await.is_err() {
+                    return "the machine's console closed";
+                }
+                if browser.send(Message::Ping(bytes::Bytes::new())).await.is_err() {
                     let _ = console.close(None).await;
                     return "closed by the browser";
                 }
