@@ -310,7 +310,7 @@ fn kite_platform_round_trips() {
         json!({
             "apiVersion": "hy3ons.github.io/v1", "kind": "KitePlatform", "metadata": {"name": "kite"},
             "spec": {
-                "baseDomain": "vms.example.com", "accessTokenTtlMinutes": 30,
+                "baseDomain": "vms.example.com", "accessTokenTtlMinutes": 30, "consoleIdleSeconds": 600,
                 "vmStorageClassName": "kite-vm-storage", "goldenImageNamespace": "kite",
                 "sshGateway": {"externalEnabled": true, "externalPort": 12311, "publicPort": 22,
                                "hostFallback": {"enabled": true, "address": "10.0.0.5:2222"}},
