@@ -17,65 +17,116 @@ use support::{
     Process, Session, create_machine_when_accepted, kubectl, ssh_with_password, ssh_with_password_and_input,
 };
 
+/// `kite demo` running as the binary, its output in `demo.out` under `dir`.
+struct Demo {
+    process: Process,
+    http: u16,
+    ssh: u16,
+    kubeconfig: std::path::PathBuf,
+    state: std::path::PathBuf,
+    anonymous: Session,
+}
+
+impl Demo {
+    /// Starts the demo with `extra` arguments and waits for its API and its banner.
+    async fn start(dir: &std::path::Path, extra: &[&str]) -> Self {
+        let (http, ssh, kube) = (free_port(), free_port(), free_port());
+        let kubeconfig = dir.join("kubeconfig");
+        let state = dir.join("state");
+        let log = std::fs::File::create(dir.join("demo.out")).unwrap();
+        let process = Process(
+            Command::new(env!("CARGO_BIN_EXE_kite"))
+                .args(["demo", "--http", &format!("127.0.0.1:{http}"), "--ssh", &format!("127.0.0.1:{ssh}")])
+                .args(["--kube", &format!("127.0.0.1:{kube}"), "--import-seconds", "2"])
+                .arg("--kubeconfig-out")
+                .arg(&kubeconfig)
+                .arg("--state-dir")
+                .arg(&state)
+                .args(extra)
+                .env("RUST_LOG", "warn")
+                .stdin(Stdio::null())
+                .stdout(log)
+                .stderr(Stdio::inherit())
+                .spawn()
+                .unwrap(),
+        );
+        let base = format!("http://127.0.0.1:{http}");
+        let anonymous =
+            Session { http: reqwest::Client::new(), base: base.clone(), token: None, cookies: None, csrf: None };
+        eventually(Duration::from_secs(60), "the demo's API", || async {
+            let answer = anonymous.http.get(format!("{base}/api/v1/health")).send().await.ok()?;
+            (answer.status() == StatusCode::OK).then_some(())
+        })
+        .await;
+        eventually(Duration::from_secs(10), "the demo's banner", || async {
+            std::fs::read_to_string(dir.join("demo.out")).ok().filter(|b| b.contains("Press Ctrl-C")).map(|_| ())
+        })
+        .await;
+        Self { process, http, ssh, kubeconfig, state, anonymous }
+    }
+
+    /// Signs up `name` (the first account is the admin) and signs in.
+    async fn sign_up(&self, name: &str) -> Session {
+        let email = format!("{name}@example.org");
+        let password = format!("{name}-password");
+        let (status, body) = self
+            .anonymous
+            .post("/auth/signup", json!({ "username": name, "email": email, "password": password }))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!(body["user"]["access_level"], 3, "the first account is the admin");
+        let (status, login) = self.anonymous.post("/auth/login", json!({ "email": email, "password": password })).await;
+        assert_eq!(status, StatusCode::OK, "{login}");
+        Session { token: login["token"].as_str().map(str::to_string), ..self.anonymous.clone() }
+    }
+
+    /// Stops the demo with Ctrl-C and checks it stops cleanly.
+    fn interrupt(mut self) {
+        let pid = self.process.0.id().to_string();
+        assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = self.process.0.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "the demo did not stop on Ctrl-C");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(status.success(), "{status:?}");
+    }
+}
+
+/// Creates the machine `name` (login `sshId`, password `machine-password`) and waits for it to run.
+async fn running_machine(owner: &Session, name: &str, ssh_id: &str) -> serde_json::Value {
+    let created = create_machine_when_accepted(
+        owner,
+        json!({ "name": name, "sshId": ssh_id, "sshPassword": "machine-password" }),
+    )
+    .await;
+    assert_eq!(created["vm"]["sshId"], ssh_id);
+    eventually(Duration::from_secs(90), "the machine to run", || async {
+        let (_, body) = owner.get(&format!("/vms/{name}")).await;
+        (body["vm"]["phase"] == "Running").then_some(body)
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn from_sign_up_to_a_shell_in_a_machine_and_back() {
     require("sshd");
     let dir = tempfile::tempdir().unwrap();
-    let (http, ssh, kube) = (free_port(), free_port(), free_port());
-    let kubeconfig = dir.path().join("kubeconfig");
-    let state = dir.path().join("state");
-    let log = std::fs::File::create(dir.path().join("demo.out")).unwrap();
-    let mut demo = Process(
-        Command::new(env!("CARGO_BIN_EXE_kite"))
-            .args(["demo", "--http", &format!("127.0.0.1:{http}"), "--ssh", &format!("127.0.0.1:{ssh}")])
-            .args(["--kube", &format!("127.0.0.1:{kube}"), "--import-seconds", "2"])
-            .arg("--kubeconfig-out")
-            .arg(&kubeconfig)
-            .arg("--state-dir")
-            .arg(&state)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(log)
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap(),
-    );
-    let base = format!("http://127.0.0.1:{http}");
-    let anonymous =
-        Session { http: reqwest::Client::new(), base: base.clone(), token: None, cookies: None, csrf: None };
-    eventually(Duration::from_secs(60), "the demo's API", || async {
-        let answer = anonymous.http.get(format!("{base}/api/v1/health")).send().await.ok()?;
-        (answer.status() == StatusCode::OK).then_some(())
-    })
-    .await;
+    let demo = Demo::start(dir.path(), &[]).await;
+    let (http, ssh, kubeconfig, state) = (demo.http, demo.ssh, demo.kubeconfig.clone(), demo.state.clone());
     let banner = std::fs::read_to_string(dir.path().join("demo.out")).unwrap();
     assert!(
         banner.contains(&format!("http://127.0.0.1:{http}/")) && banner.contains(&kubeconfig.display().to_string()),
         "{banner}"
     );
     assert!(banner.contains("kept in memory"), "{banner}");
+    assert!(banner.contains("Machines:    OpenSSH's sshd on loopback"), "sshd is installed, so it runs: {banner}");
 
-    let (status, body) = anonymous
-        .post("/auth/signup", json!({ "username": "ada", "email": "ada@example.org", "password": "ada-password" }))
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    assert_eq!(body["user"]["access_level"], 3, "the first account is the admin");
-    let (status, login) =
-        anonymous.post("/auth/login", json!({ "email": "ada@example.org", "password": "ada-password" })).await;
-    assert_eq!(status, StatusCode::OK, "{login}");
-    let ada = Session { token: login["token"].as_str().map(str::to_string), ..anonymous.clone() };
-
-    let created = create_machine_when_accepted(
-        &ada,
-        json!({ "name": "web", "sshId": "ada_web", "sshPassword": "machine-password" }),
-    )
-    .await;
-    assert_eq!(created["vm"]["sshId"], "ada_web");
-    let running = eventually(Duration::from_secs(90), "the machine to run", || async {
-        let (_, body) = ada.get("/vms/web").await;
-        (body["vm"]["phase"] == "Running").then_some(body)
-    })
-    .await;
+    let ada = demo.sign_up("ada").await;
+    let running = running_machine(&ada, "web", "ada_web").await;
     assert_eq!(running["connection"]["command"], format!("ssh -p {ssh} ada_web@127.0.0.1"), "{running}");
 
     let refused = ssh_with_password(ssh, "ada_web", "wrong-password", "true", dir.path());
@@ -165,16 +216,37 @@ async fn from_sign_up_to_a_shell_in_a_machine_and_back() {
     let guests = || text(&Command::new("pgrep").args(["-f", &state.display().to_string()]).output().unwrap().stdout);
     eventually(Duration::from_secs(10), "db's sshd", || async { (!guests().trim().is_empty()).then_some(()) }).await;
 
-    let pid = demo.0.id().to_string();
-    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(status) = demo.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the demo did not stop on Ctrl-C");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(status.success(), "{status:?}");
+    demo.interrupt();
     assert!(guests().trim().is_empty(), "no guest sshd is left running: {}", guests());
+}
+
+/// The README's two commands on a machine without OpenSSH's server: the
+/// machines are then SSH servers inside the demo, the banner says so, and
+/// a newcomer's session through the gateway behaves as with sshd.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_sshd_the_machines_are_ssh_servers_inside_the_demo() {
+    let dir = tempfile::tempdir().unwrap();
+    // `auto` picks this where sshd is missing (a unit test checks the choice); here it is asked for.
+    let demo = Demo::start(dir.path(), &["--machine-ssh", "in-process"]).await;
+    let banner = std::fs::read_to_string(dir.path().join("demo.out")).unwrap();
+    assert!(banner.contains("Machines:    SSH servers inside the demo (russh)"), "{banner}");
+    let bo = demo.sign_up("bo").await;
+    running_machine(&bo, "box", "bo_box").await;
+
+    let command = "pwd; echo kite-in-process; echo err >&2; exit 5";
+    let session = eventually(Duration::from_secs(30), "a session in the machine", || async {
+        let output = ssh_with_password(demo.ssh, "bo_box", "machine-password", command, dir.path());
+        (output.status.code() == Some(5)).then_some(output)
+    })
+    .await;
+    let stdout = text(&session.stdout);
+    assert!(stdout.lines().next().unwrap().ends_with("/box/home"), "in the machine's own directory: {stdout}");
+    assert!(stdout.contains("kite-in-process") && text(&session.stderr).contains("err"), "{stdout}");
+    let shell = support::ssh_password_command(demo.ssh, "bo_box", "machine-password", dir.path(), &["-tt"], "");
+    let shell = kite_testkit::openssh::run_bounded(shell, Some(b"tty; exit 3\n".to_vec()), Duration::from_secs(60));
+    assert_eq!(shell.status.code(), Some(3), "{}", text(&shell.stdout));
+    assert!(text(&shell.stdout).contains("/dev/pts/"), "a shell on a terminal: {}", text(&shell.stdout));
+    let sshd = Command::new("pgrep").args(["-f", &format!("sshd.*{}", demo.state.display())]).output().unwrap();
+    assert!(text(&sshd.stdout).trim().is_empty(), "no sshd runs for the machine: {}", text(&sshd.stdout));
+    demo.interrupt();
 }

@@ -27,7 +27,7 @@ use kite_bin::manifests::{ManifestArgs, objects};
 use kite_testkit::FakeApiServer;
 use kite_testkit::fixtures::eventually;
 use kite_testkit::openssh::{free_port, require, text};
-use kite_testkit::sim::{GuestConfig, GuestNetwork, SimulationConfig};
+use kite_testkit::sim::{GuestConfig, GuestNetwork, GuestSsh, SimulationConfig};
 use reqwest::StatusCode;
 use serde_json::json;
 use std::process::Command;
@@ -201,6 +201,7 @@ async fn the_deployment_runs_the_whole_journey_with_each_component_under_its_own
             login_user: login_user(),
             poll: Duration::from_millis(100),
             network: GuestNetwork::ServiceNames { hosts_file, domain: "cluster.local".into() },
+            ssh: GuestSsh::OpenSsh,
         },
     );
     let controller_port = free_port();

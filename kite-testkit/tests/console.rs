@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use kite_testkit::FakeApiServer;
 use kite_testkit::console::PLAIN_PROTOCOL;
 use kite_testkit::rbac::AuthorizationMode;
-use kite_testkit::sim::{GuestConfig, GuestNetwork};
+use kite_testkit::sim::{GuestConfig, GuestNetwork, GuestSsh};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
 use serde_json::json;
 use std::net::SocketAddr;
@@ -66,6 +66,7 @@ async fn cluster(root: &std::path::Path, running: bool) -> (FakeApiServer, Socke
             login_user: "nobody".into(),
             poll: Duration::from_secs(3600),
             network: GuestNetwork::LoopbackPorts,
+            ssh: GuestSsh::OpenSsh,
         },
     );
     let address = server.listen("127.0.0.1:0".parse().unwrap()).await.unwrap();

@@ -2,8 +2,9 @@
 //! cluster: kite-testkit's API server (listening, with a kubeconfig for
 //! `kubectl`), its simulated KubeVirt and CDI with one golden image, the
 //! controller, `kite api` with the web UI, and the SSH gateway on its
-//! Kubernetes backend. Each running machine is a real sshd configured
-//! from the machine's cloud-init, so `ssh -p <port> <sshId>@127.0.0.1`
+//! Kubernetes backend. Each running machine is a real sshd (or, where
+//! OpenSSH's server is not installed, an SSH server in the demo's process)
+//! configured from the machine's cloud-init, so `ssh -p <port> <sshId>@127.0.0.1`
 //! reaches a shell through the same chain as on a cluster.
 //!
 //! Everything is kept in memory: stopping the demo forgets it.
@@ -21,7 +22,7 @@ use kite_core::reconcile::Metrics;
 use kite_ssh::kube::KubeBackend;
 use kite_ssh::{Router, RouterOptions};
 use kite_testkit::FakeApiServer;
-use kite_testkit::sim::{GuestConfig, GuestNetwork, SimulationConfig};
+use kite_testkit::sim::{GuestConfig, GuestNetwork, GuestSsh, SimulationConfig};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -49,6 +50,40 @@ pub struct DemoArgs {
     /// How long the golden image's import takes, in seconds.
     #[arg(long, default_value_t = 20)]
     pub import_seconds: u64,
+    /// Which SSH server the machines run: OpenSSH's sshd when it is
+    /// installed (`auto`), always sshd (`openssh`), or one inside the demo (`in-process`).
+    #[arg(long, value_enum, default_value_t = MachineSsh::Auto)]
+    pub machine_ssh: MachineSsh,
+}
+
+/// Which SSH server the demo's machines run.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MachineSsh {
+    /// OpenSSH's sshd when it is installed, else the in-process server.
+    Auto,
+    /// OpenSSH's sshd; the demo refuses to start without it.
+    Openssh,
+    /// An SSH server inside the demo (russh), with the same keys and a pseudo-terminal shell.
+    InProcess,
+}
+
+impl MachineSsh {
+    /// The guests' server, given where sshd is (if anywhere).
+    fn choose(self, sshd: Option<&std::path::Path>) -> anyhow::Result<GuestSsh> {
+        match self {
+            Self::Auto => Ok(GuestSsh::detect(sshd)),
+            Self::InProcess => Ok(GuestSsh::InProcess),
+            Self::Openssh => {
+                anyhow::ensure!(
+                    sshd.is_some(),
+                    "--machine-ssh openssh needs OpenSSH's server, and sshd is missing: install it \
+                     (Debian: apt-get install openssh-server), or leave --machine-ssh at auto. The demo only runs \
+                     sshd on loopback ports of its own; it never starts the system's sshd or uses port 22"
+                );
+                Ok(GuestSsh::OpenSsh)
+            }
+        }
+    }
 }
 
 /// The account of this machine that SSH sessions into demo machines run as.
@@ -79,12 +114,7 @@ pub async fn run_until(
         [args.http, args.ssh, args.kube].iter().all(|a| a.ip().is_loopback()),
         "the demo listens on loopback only: give --http, --ssh and --kube loopback addresses"
     );
-    anyhow::ensure!(
-        kite_testkit::sim::sshd_path().is_some(),
-        "the demo's machines are real sshd processes, and sshd is missing: install OpenSSH's server \
-         (Debian: apt-get install openssh-server, or run scripts/test.sh once as root, which installs it). \
-         The demo only runs sshd on loopback ports of its own; it never starts the system's sshd or uses port 22"
-    );
+    let machine_ssh = args.machine_ssh.choose(kite_testkit::sim::sshd_path())?;
     let state_dir = args.state_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("kite-demo"));
     let guests_dir = state_dir.join("machines");
     if guests_dir.exists() {
@@ -140,6 +170,7 @@ pub async fn run_until(
             login_user: login_user.clone(),
             poll: Duration::from_millis(200),
             network: GuestNetwork::LoopbackPorts,
+            ssh: machine_ssh,
         },
     ));
     let host_key = kite_ssh::host_key::load_or_generate(&state_dir.join("gateway_host_key"))
@@ -199,6 +230,7 @@ pub async fn run_until(
     println!("  Web UI:      http://{}/", args.http);
     println!("  SSH:         ssh -p {} <sshId>@{}", args.ssh.port(), args.ssh.ip());
     println!("  kubectl:     kubectl --kubeconfig {} get kiteusers,ktvm -A", kubeconfig.display());
+    println!("  Machines:    {}", machine_ssh.describe());
     println!();
     println!("Open the web UI, sign up (the first account is the admin), create a machine, and connect.");
     println!("The golden image imports first (about {} s). Press Ctrl-C to stop.", args.import_seconds);
@@ -218,4 +250,25 @@ pub async fn run_until(
     drop(guests);
     println!("Stopped.");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn auto_runs_sshd_when_it_is_installed_and_the_in_process_server_when_not() {
+        let sshd = Some(Path::new("/usr/sbin/sshd"));
+        assert_eq!(MachineSsh::Auto.choose(sshd).unwrap(), GuestSsh::OpenSsh);
+        assert_eq!(MachineSsh::Auto.choose(None).unwrap(), GuestSsh::InProcess);
+        assert_eq!(MachineSsh::InProcess.choose(sshd).unwrap(), GuestSsh::InProcess);
+    }
+
+    #[test]
+    fn openssh_without_sshd_is_refused_with_what_to_install() {
+        let error = MachineSsh::Openssh.choose(None).unwrap_err().to_string();
+        assert!(error.contains("apt-get install openssh-server") && error.contains("--machine-ssh"), "{error}");
+        assert_eq!(MachineSsh::Openssh.choose(Some(Path::new("/usr/sbin/sshd"))).unwrap(), GuestSsh::OpenSsh);
+    }
 }

@@ -1,10 +1,11 @@
 //! Simulated guests: every `Running` VirtualMachineInstance answers on its
-//! serial console with a login (see `serial_login`) and boots a real
-//! `sshd` on loopback, configured the way cloud-init would configure the
-//! machine from the user data its `cloudInitNoCloud` Secret holds: the host
-//! key from `ssh_keys`, and the `ssh_authorized_keys` of the first user as
-//! the only keys it accepts. A login runs a real shell on this machine, in a
-//! scratch directory of its own.
+//! serial console with a login (see `serial_login`) and boots an SSH server
+//! on loopback, a real `sshd` ([`GuestSsh::OpenSsh`]) or one in this process
+//! ([`GuestSsh::InProcess`], see `guest_ssh`), configured the way cloud-init
+//! would configure the machine from the user data its `cloudInitNoCloud`
+//! Secret holds: the host key from `ssh_keys`, and the `ssh_authorized_keys`
+//! of the first user as the only keys it accepts. A login runs a real shell
+//! on this machine, in a scratch directory of its own.
 //!
 //! The machine's Services route to it when their selector matches the
 //! instance's labels, as a real Service's endpoints would; [`Guests::address`]
@@ -16,6 +17,8 @@
 //! Secret, its cloud-init, its Service selector) is thereby checked by a
 //! real SSH login.
 
+use super::guest_shell::ShellUser;
+use super::guest_ssh::{self, GuestServer};
 use crate::server::FakeApiServer;
 use crate::sim::{find, name_of, namespace_of, objects};
 use crate::state::Inner;
@@ -39,6 +42,36 @@ pub struct GuestConfig {
     pub poll: Duration,
     /// How guests are reached.
     pub network: GuestNetwork,
+    /// Which SSH server a guest runs.
+    pub ssh: GuestSsh,
+}
+
+/// Which SSH server a guest runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuestSsh {
+    /// OpenSSH's `sshd`, one process per guest: the real peer, which tests use.
+    OpenSsh,
+    /// An SSH server in this process (russh) with the same keys and a
+    /// pseudo-terminal shell, for a machine where `sshd` is not installed.
+    InProcess,
+}
+
+impl GuestSsh {
+    /// OpenSSH's `sshd` when `sshd` (as [`sshd_path`] finds it) is installed, else the in-process server.
+    pub fn detect(sshd: Option<&Path>) -> Self {
+        match sshd {
+            Some(_) => Self::OpenSsh,
+            None => Self::InProcess,
+        }
+    }
+
+    /// What a banner says of it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::OpenSsh => "OpenSSH's sshd on loopback, one per machine",
+            Self::InProcess => "SSH servers inside the demo (russh), one per machine: OpenSSH's sshd is not installed",
+        }
+    }
 }
 
 /// How guests are reached.
@@ -100,18 +133,30 @@ impl GuestNetwork {
     }
 }
 
-/// A booted guest: its sshd, killed when dropped.
+/// A booted guest: its SSH server, stopped when dropped.
 struct Guest {
     uid: String,
     address: SocketAddr,
     labels: serde_json::Map<String, Value>,
-    child: Child,
+    /// Held for its Drop: the server stops with the guest.
+    _server: Server,
 }
 
-impl Drop for Guest {
+/// A guest's SSH server.
+enum Server {
+    OpenSsh(Child),
+    InProcess(GuestServer),
+}
+
+impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        match self {
+            Self::OpenSsh(child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            Self::InProcess(server) => server.stop(),
+        }
     }
 }
 
@@ -180,7 +225,7 @@ async fn run(weak: Weak<Inner>, config: GuestConfig, routes: Arc<RwLock<HashMap<
             booted += 1;
             match booting {
                 Ok(guest) => {
-                    tracing::info!(namespace = %key.0, vm = %key.1, address = %guest.address, "guest booted: sshd on loopback");
+                    tracing::info!(namespace = %key.0, vm = %key.1, address = %guest.address, ssh = ?config.ssh, "guest booted");
                     guests.insert(key, guest);
                 }
                 Err(error) => {
@@ -265,10 +310,30 @@ fn boot(inner: &Arc<Inner>, config: &GuestConfig, vmi: &Value, address: SocketAd
     if data.authorized.is_empty() {
         return Err("the user data's first user has no ssh_authorized_keys".into());
     }
-    let sshd = sshd_path().ok_or("sshd is missing: install openssh-server to reach the demo's machines")?;
     let dir = guest_dir(&config.root, vmi);
     let home = dir.join("home");
     std::fs::create_dir_all(&home).map_err(|e| format!("cannot create {}: {e}", home.display()))?;
+    let server = match config.ssh {
+        GuestSsh::OpenSsh => Server::OpenSsh(boot_sshd(config, &data, &dir, &home, address)?),
+        GuestSsh::InProcess => {
+            let shell = ShellUser { login: config.login_user.clone(), hostname: name_of(vmi).to_string(), home };
+            Server::InProcess(guest_ssh::start(address, &data.host_key, &data.authorized, &config.login_user, shell)?)
+        }
+    };
+    let labels = vmi["metadata"]["labels"].as_object().cloned().unwrap_or_default();
+    let uid = vmi["metadata"]["uid"].as_str().unwrap_or_default().to_string();
+    Ok(Guest { uid, address, labels, _server: server })
+}
+
+/// Starts OpenSSH's sshd for the guest, its files in `dir`.
+fn boot_sshd(
+    config: &GuestConfig,
+    data: &UserData,
+    dir: &Path,
+    home: &Path,
+    address: SocketAddr,
+) -> Result<Child, String> {
+    let sshd = sshd_path().ok_or("sshd is missing: install openssh-server to reach the demo's machines")?;
     let _ = std::fs::create_dir_all("/run/sshd");
     write_private(&dir.join("host_key"), data.host_key.as_bytes())?;
     write_private(&dir.join("authorized_keys"), (data.authorized.join("\n") + "\n").as_bytes())?;
@@ -277,20 +342,17 @@ fn boot(inner: &Arc<Inner>, config: &GuestConfig, vmi: &Value, address: SocketAd
         home = home.display()
     );
     let extra = format!("AllowUsers {}\n{shell}", config.login_user);
-    std::fs::write(dir.join("sshd_config"), crate::openssh::sshd_config_at(&dir, address, &extra))
+    std::fs::write(dir.join("sshd_config"), crate::openssh::sshd_config_at(dir, address, &extra))
         .map_err(|e| format!("cannot write the sshd configuration: {e}"))?;
     let log = std::fs::File::create(dir.join("sshd.log")).map_err(|e| format!("cannot create the sshd log: {e}"))?;
-    let child = Command::new(sshd)
+    Command::new(sshd)
         .args(["-D", "-e", "-f"])
         .arg(dir.join("sshd_config"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()
-        .map_err(|e| format!("cannot start sshd: {e}"))?;
-    let labels = vmi["metadata"]["labels"].as_object().cloned().unwrap_or_default();
-    let uid = vmi["metadata"]["uid"].as_str().unwrap_or_default().to_string();
-    Ok(Guest { uid, address, labels, child })
+        .map_err(|e| format!("cannot start sshd: {e}"))
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {

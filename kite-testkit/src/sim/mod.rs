@@ -15,7 +15,8 @@
 //! - **Service load balancer** (when [`SimulationConfig::load_balancer_ip`]
 //!   is set): a `LoadBalancer` Service gets that address as its ingress,
 //!   and every Ingress the same address, as K3s' Traefik publishes it.
-//! - **Guests** ([`start_guests`]): a running instance boots a real sshd
+//! - **Guests** ([`start_guests`]): a running instance boots an SSH server
+//!   (OpenSSH's sshd, or one in this process where sshd is missing)
 //!   configured from its cloud-init user data.
 //!
 //! Failures on demand, by annotation (so `kubectl` can ask too) or through
@@ -25,12 +26,14 @@
 
 mod cdi;
 mod guest;
+mod guest_shell;
+mod guest_ssh;
 mod kubevirt;
 mod serial_login;
 mod service_lb;
 pub mod workloads;
 
-pub use guest::{GuestConfig, GuestNetwork, Guests, sshd_path, start_guests};
+pub use guest::{GuestConfig, GuestNetwork, GuestSsh, Guests, sshd_path, start_guests};
 
 use crate::state::Inner;
 use crate::write::{PatchKind, WriteCtx};

@@ -8,6 +8,7 @@
 //! ended.
 
 use super::guest::{guest_dir, user_data};
+use super::guest_shell::{ShellUser, Terminal};
 use crate::console::{ConsoleBackend, ConsoleConnection};
 use crate::sim::name_of;
 use crate::state::Inner;
@@ -72,8 +73,7 @@ async fn serve(inner: Weak<Inner>, root: PathBuf, mut connection: ConsoleConnect
             continue;
         }
         let home = guest_dir(&root, &connection.instance).join("home");
-        std::fs::create_dir_all(&home).map_err(|e| Ended::Guest(format!("cannot create {}: {e}", home.display())))?;
-        shell(&mut connection, &login, &hostname, home).await?;
+        shell(&mut connection, ShellUser { login: login.clone(), hostname: hostname.clone(), home }).await?;
     }
 }
 
@@ -124,22 +124,8 @@ async fn read_line(
 }
 
 /// Runs the user's shell on a pseudo-terminal until it exits or the client leaves.
-async fn shell(connection: &mut ConsoleConnection, login: &str, hostname: &str, home: PathBuf) -> Result<(), Ended> {
-    let guest = |e: pty_process::Error| Ended::Guest(format!("the console's pseudo-terminal: {e}"));
-    let (pty, pts) = pty_process::open().map_err(guest)?;
-    pty.resize(pty_process::Size::new(24, 80)).map_err(guest)?;
-    let mut child = pty_process::Command::new("/bin/sh")
-        .arg("-i")
-        .env_clear()
-        .env("HOME", &home)
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("TERM", "vt220")
-        .env("USER", login)
-        .env("PS1", format!("{login}@{hostname}:~$ "))
-        .current_dir(&home)
-        .kill_on_drop(true)
-        .spawn(pts)
-        .map_err(guest)?;
+async fn shell(connection: &mut ConsoleConnection, user: ShellUser) -> Result<(), Ended> {
+    let (mut child, pty) = user.on_pty(&Terminal { term: "vt220", size: (24, 80) }, None).map_err(Ended::Guest)?;
     let (mut reader, mut writer) = pty.into_split();
     let mut buffer = vec![0u8; 4096];
     let result = loop {
