@@ -191,6 +191,56 @@ async fn a_stopped_instance_takes_its_in_process_server_and_sessions_with_it() {
     assert!(std::net::TcpStream::connect(address).is_err(), "nothing listens where the guest was");
 }
 
+/// A russh client that trusts only `host_key`.
+struct PinnedHost(russh::keys::PublicKey);
+
+impl russh::client::Handler for PinnedHost {
+    type Error = russh::Error;
+    async fn check_server_key(&mut self, key: &russh::keys::PublicKeyOrCertificate) -> Result<bool, Self::Error> {
+        Ok(key.public_key().key_data() == self.0.key_data())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn window_changes_resize_the_guests_terminal_before_and_after_the_shell_starts() {
+    use russh::keys::PrivateKeyWithHashAlg;
+    let dir = tempfile::tempdir().unwrap();
+    let host_key = kite_testkit::openssh::new_key();
+    let user = UserKey::new();
+    let (_server, _guests, address) = guest(&dir.path().join("machines"), &host_key, &user).await;
+    let config = std::sync::Arc::new(russh::client::Config::default());
+    let mut client = russh::client::connect(config, address, PinnedHost(host_key.public_key().clone())).await.unwrap();
+    let key = PrivateKeyWithHashAlg::new(std::sync::Arc::new(user.key.clone()), None);
+    assert!(client.authenticate_publickey(LOGIN, key).await.unwrap().success());
+    let mut channel = client.channel_open_session().await.unwrap();
+    channel.request_pty(true, "xterm", 80, 24, 0, 0, &[]).await.unwrap();
+    // Before the command starts: the terminal it gets is the new size.
+    channel.window_change(100, 40, 0, 0).await.unwrap();
+    channel.exec(true, "stty size; read line; stty size").await.unwrap();
+    let mut shown = String::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let mut resized = false;
+    let status = loop {
+        let message = tokio::time::timeout_at(deadline, channel.wait())
+            .await
+            .unwrap_or_else(|_| panic!("waited 10 s; the terminal showed {shown:?}"));
+        match message {
+            Some(russh::ChannelMsg::Data { data }) => shown.push_str(&String::from_utf8_lossy(&data)),
+            Some(russh::ChannelMsg::ExitStatus { exit_status }) => break exit_status,
+            Some(_) => {}
+            None => panic!("the channel closed without an exit status; it showed {shown:?}"),
+        }
+        // After it started: the running command's terminal is resized.
+        if !resized && shown.contains("40 100") {
+            resized = true;
+            channel.window_change(132, 50, 0, 0).await.unwrap();
+            channel.data(&b"go\n"[..]).await.unwrap();
+        }
+    };
+    assert_eq!(status, 0, "{shown:?}");
+    assert!(shown.contains("40 100") && shown.contains("50 132"), "both sizes: {shown:?}");
+}
+
 /// A client process, killed if the test ends first.
 struct Session(std::process::Child);
 

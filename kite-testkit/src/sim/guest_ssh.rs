@@ -267,9 +267,11 @@ async fn run_session(channel: Channel<Msg>, shell: ShellUser) {
                     terminal = Some((term, size(row_height, col_width)));
                 }
                 Some(ChannelMsg::WindowChange { col_width, row_height, .. }) => {
+                    let (rows, cols) = size(row_height, col_width);
                     if let Some(Started { input: Input::Pty(pty), .. }) = &started {
-                        let (rows, cols) = size(row_height, col_width);
                         let _ = pty.resize(pty_process::Size::new(rows, cols));
+                    } else if let Some((_, asked)) = terminal.as_mut() {
+                        *asked = (rows, cols);
                     }
                 }
                 Some(ChannelMsg::RequestShell { .. }) if started.is_none() => {
