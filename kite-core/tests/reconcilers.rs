@@ -152,6 +152,38 @@ async fn a_second_pass_over_converged_objects_writes_nothing() {
 }
 
 #[tokio::test]
+async fn a_running_controller_reads_a_machines_children_from_its_caches() {
+    let (mut cluster, ns) = alice_with_a_running_machine().await;
+    let services: Api<Service> = Api::namespaced(cluster.client.clone(), &ns);
+    let before = services.get("vps-access-web").await.unwrap();
+    cluster.server.reset_requests();
+    // A deleted child brings the machine back for a pass, which makes the Service again.
+    services.delete("vps-access-web", &DeleteParams::default()).await.unwrap();
+    eventually(WITHIN, "the Service to be made again", || async {
+        let after = services.get_opt("vps-access-web").await.unwrap()?;
+        (after.uid() != before.uid()).then_some(())
+    })
+    .await;
+    let reads: Vec<String> = cluster
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.verb == kite_testkit::Verb::Get && r.namespace.as_deref() == Some(ns.as_str()))
+        .map(|r| format!("{} {}", r.resource, r.name.clone().unwrap_or_default()))
+        .collect();
+    let cached = ["secrets", "datavolumes", "virtualmachines", "roles", "rolebindings", "ingresses"];
+    let uncached: Vec<&String> =
+        reads.iter().filter(|r| cached.iter().any(|kind| r.split(' ').next() == Some(kind))).collect();
+    assert!(uncached.is_empty(), "the pass read children the caches hold: {uncached:?} (all reads: {reads:?})");
+    assert!(
+        !cluster.server.request_counts().contains_key("get kiteplatforms"),
+        "the platform is read from the cache: {:?}",
+        cluster.server.request_counts()
+    );
+    cluster.stop().await;
+}
+
+#[tokio::test]
 async fn a_deleted_child_comes_back() {
     let (mut cluster, ns) = alice_with_a_running_machine().await;
     let services: Api<Service> = Api::namespaced(cluster.client.clone(), &ns);

@@ -5,6 +5,7 @@
 //! what keeps a thousand converged machines from costing a thousand writes
 //! on every resync.
 
+use super::stores::Stores;
 use crate::{Error, labels};
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::ApiResource;
@@ -100,15 +101,28 @@ pub struct Applied {
 /// it applies `desired` server-side under `manager`, forcing ownership of
 /// the fields it sets.
 pub async fn ensure(client: &Client, manager: &str, resource: &ApiResource, desired: &Value) -> Result<Applied, Error> {
+    ensure_in(&Stores::default(), client, manager, resource, desired).await
+}
+
+/// [`ensure`], reading the live object from `stores` when they hold it
+/// (else from the API server, so that an object of that name that is not
+/// Kite's is seen). A cache that lags a write only makes the apply happen
+/// again, which server-side apply makes harmless.
+pub async fn ensure_in(
+    stores: &Stores,
+    client: &Client,
+    manager: &str,
+    resource: &ApiResource,
+    desired: &Value,
+) -> Result<Applied, Error> {
     let name = desired["metadata"]["name"].as_str().ok_or(Error::incomplete("desired object", "name"))?;
     let namespace = desired["metadata"]["namespace"].as_str();
     let what = describe(resource, namespace, name);
     let api = api(client, resource, namespace);
-    if let Some(live) = api.get_opt(name).await.map_err(Error::kube(format!("reading {what}")))? {
-        if !labels::is_managed_by_controller(live.metadata.labels.as_ref()) {
+    if let Some(live) = read_in(stores, client, resource, namespace, name).await? {
+        if !is_ours(&live) {
             return Err(not_ours(resource, namespace, name));
         }
-        let live = to_value(&live, &what)?;
         if contains(&live, desired) {
             return Ok(Applied { live, written: false });
         }
@@ -135,6 +149,20 @@ pub async fn read(
     namespace: Option<&str>,
     name: &str,
 ) -> Result<Option<Value>, Error> {
+    read_in(&Stores::default(), client, resource, namespace, name).await
+}
+
+/// [`read`], from `stores` when they hold the object.
+pub async fn read_in(
+    stores: &Stores,
+    client: &Client,
+    resource: &ApiResource,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<Option<Value>, Error> {
+    if let Some(cached) = stores.get(resource, namespace, name) {
+        return Ok(Some(cached));
+    }
     let what = describe(resource, namespace, name);
     let live = api(client, resource, namespace).get_opt(name).await.map_err(Error::kube(format!("reading {what}")))?;
     live.map(|object| to_value(&object, &what)).transpose()
@@ -160,6 +188,22 @@ pub async fn remove(
     namespace: Option<&str>,
     name: &str,
 ) -> Result<Removal, Error> {
+    remove_in(&Stores::default(), client, resource, namespace, name).await
+}
+
+/// [`remove`], taking the word of `stores` (when they cache the kind) that
+/// Kite has no such object; one they hold is read again before it is deleted.
+pub async fn remove_in(
+    stores: &Stores,
+    client: &Client,
+    resource: &ApiResource,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<Removal, Error> {
+    if stores.holds_none(resource, namespace, name) {
+        // Nothing of Kite's by that name: whatever else may be there is not for Kite to delete.
+        return Ok(Removal::Gone);
+    }
     let what = describe(resource, namespace, name);
     let api = api(client, resource, namespace);
     let Some(live) = api.get_opt(name).await.map_err(Error::kube(format!("reading {what}")))? else {

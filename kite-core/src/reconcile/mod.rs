@@ -5,7 +5,9 @@
 //! The reconcilers follow kube-rs' `controller-rs`: a `reconcile(object,
 //! context)` function, an error policy, and `kube::runtime::Controller`
 //! with `owns` on the children, so that a deleted or changed child brings
-//! its parent back into reconciliation within seconds.
+//! its parent back into reconciliation within seconds. The VM reconciler's
+//! watches of its children are also its caches ([`stores`]): a pass reads
+//! what they hold instead of a GET per child.
 
 pub mod apply;
 mod backoff;
@@ -13,6 +15,7 @@ mod metrics;
 pub mod owners;
 pub mod preflight;
 pub mod resources;
+pub mod stores;
 
 pub use backoff::Backoff;
 pub use metrics::{Measure, Metrics};
@@ -44,6 +47,8 @@ pub struct Context<C> {
     pub metrics: Metrics,
     /// How long to wait before retrying an object whose last pass failed.
     pub backoff: Backoff,
+    /// The watch caches the reconciler reads its children from (empty until its `run` fills them).
+    pub stores: stores::Stores,
 }
 
 impl<C> Context<C> {
@@ -52,7 +57,7 @@ impl<C> Context<C> {
     pub fn new(client: Client, config: C, metrics: Metrics, instance: Option<String>) -> Self {
         let reporter = Reporter { controller: REPORTER.into(), instance };
         let recorder = Recorder::new(client.clone(), reporter);
-        Self { client, config, recorder, metrics, backoff: Backoff::default() }
+        Self { client, config, recorder, metrics, backoff: Backoff::default(), stores: stores::Stores::default() }
     }
 
     /// Publishes an Event about `object`. A failure to publish is logged,

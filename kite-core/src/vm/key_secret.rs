@@ -5,7 +5,7 @@
 use super::keys::KeyPair;
 use super::{Config, FIELD_MANAGER, desired, name_of};
 use crate::api::KiteVirtualMachine;
-use crate::reconcile::Context;
+use crate::reconcile::{Context, apply};
 use crate::{Error, labels, names, ssh_secret};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, PostParams};
@@ -17,7 +17,12 @@ pub(super) async fn ensure_keys(vm: &KiteVirtualMachine, ctx: &Context<Config>) 
     let secret_name = names::ssh_key_secret(&name);
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
     let read = |what| Error::kube(format!("{what} the Secret {namespace}/{secret_name}"));
-    if let Some(secret) = secrets.get_opt(&secret_name).await.map_err(read("reading"))? {
+    // From the cache when there is one: a cache that lags the Secret's
+    // creation makes the create below answer AlreadyExists, and that one is used.
+    let resource = kube::core::ApiResource::erase::<Secret>(&());
+    if let Some(live) = apply::read_in(&ctx.stores, &ctx.client, &resource, Some(&namespace), &secret_name).await? {
+        let secret: Secret = serde_json::from_value(live)
+            .map_err(|source| Error::Serde { what: format!("reading the Secret {namespace}/{secret_name}"), source })?;
         return keys_from(&secret, &namespace, &secret_name);
     }
     let login = ctx.config.keys.generate(&format!("kite-gateway@{name}"))?;

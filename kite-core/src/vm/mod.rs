@@ -31,7 +31,7 @@ use crate::api::{KitePlatform, KiteVirtualMachine, PLATFORM_NAME, VirtualMachine
 use crate::key::object_key;
 use crate::labels::{self, VM_CLEANUP_FINALIZER};
 use crate::reconcile::apply::{self, Removal};
-use crate::reconcile::{Context, RESYNC, apply_status, platform_changes, resources};
+use crate::reconcile::{Context, RESYNC, apply_status, resources};
 use crate::required::Required;
 use crate::{Error, names, quantity};
 use futures::StreamExt;
@@ -40,13 +40,13 @@ use k8s_openapi::api::networking::v1::Ingress;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use key_secret::ensure_keys;
 use keys::KeyGenerator;
-use kube::Client;
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::core::ApiResource;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::EventType;
 use kube::runtime::finalizer::Event as Finalized;
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use status::{Observed, Verdict};
 use std::future::Future;
@@ -119,16 +119,35 @@ pub fn error_policy(vm: Arc<KiteVirtualMachine>, error: &Error, ctx: Arc<Context
 pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> + Send + Sync + 'static) {
     let client = ctx.client.clone();
     let ours = watcher::Config::default().labels(&labels::managed_selector());
-    let (dv, machine) = (resources::data_volume(), resources::kubevirt_virtual_machine());
-    Controller::new(Api::<KiteVirtualMachine>::all(client.clone()), watcher::Config::default())
-        .owns(Api::<Secret>::all(client.clone()), ours.clone())
-        .owns(Api::<Service>::all(client.clone()), ours.clone())
-        .owns(Api::<Ingress>::all(client.clone()), ours.clone())
-        .owns(Api::<Role>::all(client.clone()), ours.clone())
-        .owns(Api::<RoleBinding>::all(client.clone()), ours.clone())
-        .owns_with(Api::<DynamicObject>::all_with(client.clone(), &dv), dv.clone(), ours.clone())
-        .owns_with(Api::<DynamicObject>::all_with(client.clone(), &machine), machine.clone(), ours)
-        .reconcile_all_on(platform_changes(client.clone()))
+    let owned = [
+        ApiResource::erase::<Secret>(&()),
+        ApiResource::erase::<Service>(&()),
+        ApiResource::erase::<Ingress>(&()),
+        ApiResource::erase::<Role>(&()),
+        ApiResource::erase::<RoleBinding>(&()),
+        resources::data_volume(),
+        resources::kubevirt_virtual_machine(),
+    ];
+    let machines = watcher(Api::<KiteVirtualMachine>::all(client.clone()), watcher::Config::default())
+        .default_backoff()
+        .modify(|vm: &mut KiteVirtualMachine| vm.managed_fields_mut().clear());
+    let (store, writer) = kube::runtime::reflector::store();
+    let mut controller = Controller::for_stream(kube::runtime::reflector(writer, machines).applied_objects(), store);
+    for resource in owned {
+        let children = ctx.stores.watch(client.clone(), resource.clone(), ours.clone());
+        controller = controller.owns_stream_with(children, resource);
+    }
+    // The platform, cached too; its spec changes (not its status) reconcile every machine.
+    let platform = ctx
+        .stores
+        .watch(client.clone(), ApiResource::erase::<KitePlatform>(&()), watcher::Config::default())
+        .predicate_filter(kube::runtime::predicates::generation, Default::default())
+        .filter_map(|object| async move { object.ok().map(|_| ()) });
+    // Tenant namespaces, cached to see one terminating without a GET per pass.
+    let namespaces = ctx.stores.watch(client.clone(), ApiResource::erase::<Namespace>(&()), ours.clone());
+    controller
+        .watches_stream_with(namespaces, |_| None, ApiResource::erase::<Namespace>(&()))
+        .reconcile_all_on(platform)
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
         .for_each(|_| async {})
@@ -146,17 +165,14 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
     }
     let (name, namespace) = name_of(vm)?;
     let client = &ctx.client;
-    if namespace_terminating(client, &namespace).await? {
+    if namespace_terminating(ctx, &namespace).await? {
         tracing::debug!(vm = %name, %namespace, "the namespace is terminating; creating nothing");
         return Ok(Action::await_change());
     }
-    let platform = Api::<KitePlatform>::all(client.clone())
-        .get_opt(PLATFORM_NAME)
-        .await
-        .map_err(Error::kube("reading the KitePlatform"))?;
+    let platform = read_platform(ctx).await?;
     let base_domain = platform.as_ref().and_then(|p| p.spec.base_domain.clone());
     let dv_name = names::data_volume(&name);
-    let live_dv = apply::read(client, &resources::data_volume(), Some(&namespace), &dv_name).await?;
+    let live_dv = apply::read_in(&ctx.stores, client, &resources::data_volume(), Some(&namespace), &dv_name).await?;
     if live_dv.is_none()
         && let Some(verdict) = check_against_platform(vm, platform.as_ref(), client).await?
     {
@@ -169,9 +185,9 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
     let (login, host) = ensure_keys(vm, ctx).await?;
     if let Some(gateway) = &ctx.config.gateway {
         let role = apply::to_json(&gateway_access::role(vm)?, "the gateway's Role")?;
-        apply::ensure(client, FIELD_MANAGER, &ApiResource::erase::<Role>(&()), &role).await?;
+        apply::ensure_in(&ctx.stores, client, FIELD_MANAGER, &ApiResource::erase::<Role>(&()), &role).await?;
         let binding = apply::to_json(&gateway_access::binding(vm, gateway)?, "the gateway's RoleBinding")?;
-        apply::ensure(client, FIELD_MANAGER, &ApiResource::erase::<RoleBinding>(&()), &binding).await?;
+        apply::ensure_in(&ctx.stores, client, FIELD_MANAGER, &ApiResource::erase::<RoleBinding>(&()), &binding).await?;
     }
     let user_data = cloud_init::render(&cloud_init::UserData {
         hostname: &name,
@@ -184,7 +200,7 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
     })?;
     let secret = ApiResource::erase::<Secret>(&());
     let cloud_init = apply::to_json(&desired::cloud_init_secret(vm, &user_data)?, "the cloud-init Secret")?;
-    apply::ensure(client, FIELD_MANAGER, &secret, &cloud_init).await?;
+    apply::ensure_in(&ctx.stores, client, FIELD_MANAGER, &secret, &cloud_init).await?;
 
     let dv = match live_dv {
         Some(live) => {
@@ -193,22 +209,24 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
             }
             // CDI refuses changes to a DataVolume's spec: a grown disk is
             // carried out by expanding its claim instead.
-            expand_disk(vm, ctx, &namespace, &dv_name).await?;
+            if disk_grown(vm, &live) {
+                expand_disk(vm, ctx, &namespace, &dv_name).await?;
+            }
             live
         }
         None => {
             let desired = desired::data_volume(vm, &platform_spec)?;
-            apply::ensure(client, FIELD_MANAGER, &resources::data_volume(), &desired).await?.live
+            apply::ensure_in(&ctx.stores, client, FIELD_MANAGER, &resources::data_volume(), &desired).await?.live
         }
     };
-    let machine =
-        apply::ensure(client, FIELD_MANAGER, &resources::kubevirt_virtual_machine(), &desired::virtual_machine(vm)?)
-            .await?
-            .live;
+    let desired_machine = desired::virtual_machine(vm)?;
+    let machine_resource = resources::kubevirt_virtual_machine();
+    let machine = apply::ensure_in(&ctx.stores, client, FIELD_MANAGER, &machine_resource, &desired_machine).await?.live;
     let service = apply::to_json(&desired::ssh_service(vm)?, "the SSH Service")?;
-    apply::ensure(client, FIELD_MANAGER, &ApiResource::erase::<Service>(&()), &service).await?;
+    apply::ensure_in(&ctx.stores, client, FIELD_MANAGER, &ApiResource::erase::<Service>(&()), &service).await?;
     let web = web::Web {
         client,
+        stores: &ctx.stores,
         manager: FIELD_MANAGER,
         base_domain: base_domain.as_deref(),
         domains: &platform_spec.machine_domains,
@@ -238,16 +256,24 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
     })
 }
 
-async fn namespace_terminating(client: &Client, namespace: &str) -> Result<bool, Error> {
-    let live = Api::<Namespace>::all(client.clone())
-        .get_opt(namespace)
-        .await
-        .map_err(Error::kube(format!("reading the namespace {namespace}")))?;
+/// The `KitePlatform`, from the cache when there is one.
+async fn read_platform(ctx: &Context<Config>) -> Result<Option<KitePlatform>, Error> {
+    let resource = ApiResource::erase::<KitePlatform>(&());
+    let live = apply::read_in(&ctx.stores, &ctx.client, &resource, None, PLATFORM_NAME).await?;
+    live.map(serde_json::from_value)
+        .transpose()
+        .map_err(|source| Error::Serde { what: "reading the KitePlatform".into(), source })
+}
+
+/// Whether the machine's namespace is gone or going (from the cache of Kite's namespaces when it holds it).
+async fn namespace_terminating(ctx: &Context<Config>, namespace: &str) -> Result<bool, Error> {
+    let resource = ApiResource::erase::<Namespace>(&());
+    let live = apply::read_in(&ctx.stores, &ctx.client, &resource, None, namespace).await?;
     Ok(match live {
         None => true,
         Some(ns) => {
-            ns.metadata.deletion_timestamp.is_some()
-                || ns.status.and_then(|s| s.phase).as_deref() == Some("Terminating")
+            ns.pointer("/metadata/deletionTimestamp").is_some_and(|t| !t.is_null())
+                || ns.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
         }
     })
 }
@@ -311,6 +337,20 @@ async fn check_against_platform(
             "The image is still being prepared; the machine will be created as soon as it is ready.",
         )
     }))
+}
+
+/// Whether `spec.disk` asks for more than the DataVolume `live` was made
+/// with (its claim may already have been grown: [`expand_disk`] reads it).
+fn disk_grown(vm: &KiteVirtualMachine, live: &Value) -> bool {
+    let made = ["/spec/storage/resources/requests/storage", "/spec/pvc/resources/requests/storage"]
+        .iter()
+        .find_map(|pointer| live.pointer(pointer).and_then(Value::as_str))
+        .and_then(|size| quantity::bytes(&k8s_openapi::apimachinery::pkg::api::resource::Quantity(size.into())));
+    match (quantity::bytes(&vm.spec.disk), made) {
+        (Some(wanted), Some(made)) => wanted > made,
+        // Unknown either way: read the claim.
+        _ => true,
+    }
 }
 
 /// A grown `spec.disk`: expands the DataVolume's claim (the StorageClass

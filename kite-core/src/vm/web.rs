@@ -109,6 +109,8 @@ pub fn url(domain: &str, domains: &MachineDomainsSpec, live: &Value) -> Option<S
 /// What the VM reconciler knows that the web domain needs.
 pub(super) struct Web<'a> {
     pub client: &'a Client,
+    /// The reconciler's watch caches.
+    pub stores: &'a crate::reconcile::stores::Stores,
     pub manager: &'a str,
     pub base_domain: Option<&'a str>,
     pub domains: &'a MachineDomainsSpec,
@@ -122,19 +124,19 @@ pub(super) async fn converge(vm: &KiteVirtualMachine, web: &Web<'_>) -> Result<O
     let parent = parent(vm)?;
     let (name, namespace) = (parent.name, parent.namespace);
     let service = apply::to_json(&web_service(vm)?, "the web Service")?;
-    apply::ensure(web.client, web.manager, &ApiResource::erase::<Service>(&()), &service).await?;
+    apply::ensure_in(web.stores, web.client, web.manager, &ApiResource::erase::<Service>(&()), &service).await?;
     let ingresses = ApiResource::erase::<Ingress>(&());
     let secrets = ApiResource::erase::<Secret>(&());
     let Some(domain) = domain(vm, web.base_domain) else {
-        apply::remove(web.client, &ingresses, Some(namespace), &names::ingress(name)).await?;
-        apply::remove(web.client, &secrets, Some(namespace), &names::tls_secret(name)).await?;
+        apply::remove_in(web.stores, web.client, &ingresses, Some(namespace), &names::ingress(name)).await?;
+        apply::remove_in(web.stores, web.client, &secrets, Some(namespace), &names::tls_secret(name)).await?;
         return Ok(None);
     };
     if let (MachineTls::PlatformCertificate, Some(source)) = (web.domains.tls, &web.domains.certificate_secret) {
         copy_certificate(vm, web, source).await?;
     }
     let desired = apply::to_json(&ingress(vm, &domain, web.domains)?, "the machine's Ingress")?;
-    let live = apply::ensure(web.client, web.manager, &ingresses, &desired).await?.live;
+    let live = apply::ensure_in(web.stores, web.client, web.manager, &ingresses, &desired).await?.live;
     Ok(url(&domain, web.domains, &live))
 }
 
@@ -149,7 +151,7 @@ async fn copy_certificate(vm: &KiteVirtualMachine, web: &Web<'_>, source: &str) 
     let certificate: Secret = serde_json::from_value(certificate)
         .map_err(|source| Error::Serde { what: "reading the platform's certificate Secret".into(), source })?;
     let copy = apply::to_json(&certificate_copy(vm, &certificate)?, "the machine's certificate")?;
-    match apply::ensure(web.client, web.manager, &secrets, &copy).await {
+    match apply::ensure_in(web.stores, web.client, web.manager, &secrets, &copy).await {
         Ok(_) => Ok(()),
         Err(Error::NotOurs { namespace, name, .. }) => {
             tracing::warn!(secret = %format!("{namespace}/{name}"), "a Secret Kite did not make holds the machine's certificate name; leaving it as it is");
