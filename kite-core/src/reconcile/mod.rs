@@ -61,7 +61,8 @@ impl<C> Context<C> {
     }
 
     /// Publishes an Event about `object`. A failure to publish is logged,
-    /// never fatal: Events are for people, status is the record.
+    /// never fatal: Events are for people, status is the record. One refused
+    /// because the namespace is being terminated is logged at debug level.
     pub async fn event<K: Resource<DynamicType = ()>>(
         &self,
         object: &K,
@@ -71,8 +72,13 @@ impl<C> Context<C> {
         note: String,
     ) {
         let event = Event { type_, reason: reason.into(), note: Some(note), action: action.into(), secondary: None };
-        if let Err(error) = self.recorder.publish(&event, &object.object_ref(&())).await {
-            tracing::warn!(%error, reason, object = %object.name_any(), "could not publish an Event");
+        match self.recorder.publish(&event, &object.object_ref(&())).await {
+            Ok(()) => {}
+            // The object's namespace is going (a deleted user's machines): expected, and no one would read it.
+            Err(kube::Error::Api(status)) if status.code == 403 && status.message.contains("being terminated") => {
+                tracing::debug!(reason, object = %object.name_any(), "no Event: the namespace is being terminated");
+            }
+            Err(error) => tracing::warn!(%error, reason, object = %object.name_any(), "could not publish an Event"),
         }
     }
 
