@@ -14,7 +14,8 @@
 //! ```
 
 use super::error::{ApiError, ApiResult};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
 /// The bounded pool password work runs on.
@@ -22,6 +23,28 @@ use tokio::sync::Semaphore;
 pub struct Hashing {
     running: Arc<Semaphore>,
     admitted: Arc<Semaphore>,
+    waits: Mutex<QueueWait>,
+}
+
+/// How long admitted work waited for a worker, since the pool was made.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct QueueWait {
+    /// Work that got a worker.
+    pub started: u64,
+    /// The waits added up.
+    pub total: Duration,
+    /// The longest wait.
+    pub longest: Duration,
+}
+
+impl QueueWait {
+    /// The mean wait; zero before any work.
+    pub fn mean(&self) -> Duration {
+        match u32::try_from(self.started) {
+            Ok(0) | Err(_) => Duration::ZERO,
+            Ok(started) => self.total / started,
+        }
+    }
 }
 
 /// The answer when the pool is full.
@@ -31,7 +54,11 @@ impl Hashing {
     /// At most `workers` hashes at a time, and `waiting` more queued.
     pub fn new(workers: usize, waiting: usize) -> Self {
         let workers = workers.max(1);
-        Self { running: Arc::new(Semaphore::new(workers)), admitted: Arc::new(Semaphore::new(workers + waiting)) }
+        Self {
+            running: Arc::new(Semaphore::new(workers)),
+            admitted: Arc::new(Semaphore::new(workers + waiting)),
+            waits: Mutex::new(QueueWait::default()),
+        }
     }
 
     /// One hash per core of this machine, and four per core waiting.
@@ -46,8 +73,16 @@ impl Hashing {
             tracing::warn!("the password hashing queue is full; refusing a request");
             return Err(ApiError::busy(BUSY, 2));
         };
+        let queued = Instant::now();
         let running =
             self.running.clone().acquire_owned().await.map_err(|error| ApiError::internal("waiting to hash", error))?;
+        let waited = queued.elapsed();
+        tracing::debug!(waited_ms = waited.as_millis(), "password work got a worker");
+        if let Ok(mut waits) = self.waits.lock() {
+            waits.started += 1;
+            waits.total += waited;
+            waits.longest = waits.longest.max(waited);
+        }
         tokio::task::spawn_blocking(move || {
             let result = work();
             drop((running, admitted));
@@ -55,6 +90,11 @@ impl Hashing {
         })
         .await
         .map_err(|error| ApiError::internal("hashing a password", error))
+    }
+
+    /// How long work has waited for a worker so far.
+    pub fn queue_wait(&self) -> QueueWait {
+        self.waits.lock().map(|waits| *waits).unwrap_or_default()
     }
 
     /// The argon2id hash of `password`.
@@ -117,5 +157,8 @@ mod tests {
         assert!(first.await.unwrap().unwrap());
         assert_eq!(second.await.unwrap().unwrap(), 2);
         assert_eq!(hashing.run(|| 4).await.unwrap(), 4);
+        let waits = hashing.queue_wait();
+        assert_eq!(waits.started, 3, "three ran: {waits:?}");
+        assert!(waits.longest > Duration::ZERO && waits.longest >= waits.mean(), "the second waited: {waits:?}");
     }
 }
