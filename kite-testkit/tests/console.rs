@@ -2,14 +2,17 @@
 //! refusals, and the simulated guests' serial login behind it, driven by a
 //! WebSocket client over TCP.
 
+mod common;
+
 use base64::Engine as _;
+use common::{object, tenant_vmis};
 use futures::{SinkExt, StreamExt};
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use kite_testkit::FakeApiServer;
 use kite_testkit::console::PLAIN_PROTOCOL;
 use kite_testkit::rbac::AuthorizationMode;
 use kite_testkit::sim::{GuestConfig, GuestNetwork, GuestSsh};
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::json;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -19,15 +22,6 @@ use tokio_tungstenite::tungstenite::http;
 
 /// The machine's password, and its SHA-512-crypt hash as cloud-init gets it.
 const PASSWORD: &str = "console-pass-1";
-
-fn object<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
-    serde_json::from_value(value).unwrap()
-}
-
-fn vmis(client: kube::Client) -> Api<DynamicObject> {
-    let gvk = GroupVersionKind::gvk("kubevirt.io", "v1", "VirtualMachineInstance");
-    Api::namespaced_with(client, "tenant", &ApiResource::from_gvk_with_plural(&gvk, "virtualmachineinstances"))
-}
 
 /// A cluster with RBAC, the KubeVirt CRDs, the guests' serial logins and an
 /// instance `web` of login `web` whose password is [`PASSWORD`]; it is Running when `running`.
@@ -52,9 +46,9 @@ async fn cluster(root: &std::path::Path, running: bool) -> (FakeApiServer, Socke
         "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "metadata": {"name": "web"},
         "spec": {"domain": {"devices": {}}, "volumes": [{"name": "cloudinit", "cloudInitNoCloud": {"secretRef": {"name": "web-cloud-init"}}}]}
     }));
-    vmis(admin.clone()).create(&PostParams::default(), &instance).await.unwrap();
+    tenant_vmis(admin.clone()).create(&PostParams::default(), &instance).await.unwrap();
     if running {
-        vmis(admin)
+        tenant_vmis(admin)
             .patch("web", &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "Running"}})))
             .await
             .unwrap();
@@ -186,7 +180,7 @@ async fn the_console_is_refused_as_virt_api_refuses_it() {
     let url = format!(
         "http://{address}/apis/subresources.kubevirt.io/v1/namespaces/tenant/virtualmachineinstances/web/console"
     );
-    vmis(server.client())
+    tenant_vmis(server.client())
         .patch("web", &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "Running"}})))
         .await
         .unwrap();

@@ -5,13 +5,16 @@
 //! status, standard error and input carried, and what sshd would refuse
 //! here (another key, another login, SFTP, forwarding) is refused.
 
+mod common;
+
 use base64::Engine as _;
+use common::{object, tenant_vmis};
 use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
 use kite_testkit::FakeApiServer;
 use kite_testkit::fixtures::eventually;
 use kite_testkit::openssh::{UserKey, public_line, require, run_bounded, text};
 use kite_testkit::sim::{GuestConfig, GuestNetwork, GuestSsh, Guests};
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use russh::keys::PrivateKey;
 use russh::keys::ssh_key::LineEnding;
 use serde_json::json;
@@ -22,15 +25,6 @@ use std::time::Duration;
 
 /// The account sessions log in to: any name works, as no system account is used.
 const LOGIN: &str = "kite";
-
-fn object<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
-    serde_json::from_value(value).unwrap()
-}
-
-fn vmis(client: kube::Client) -> Api<DynamicObject> {
-    let gvk = GroupVersionKind::gvk("kubevirt.io", "v1", "VirtualMachineInstance");
-    Api::namespaced_with(client, "tenant", &ApiResource::from_gvk_with_plural(&gvk, "virtualmachineinstances"))
-}
 
 /// A running instance `web` whose cloud-init holds `host_key` and accepts
 /// `user`, a Service `web-ssh` that selects it, and its guest booted in
@@ -60,8 +54,8 @@ async fn guest(root: &Path, host_key: &PrivateKey, user: &UserKey) -> (FakeApiSe
         "metadata": {"name": "web", "labels": {"vm": "web"}},
         "spec": {"domain": {"devices": {}}, "volumes": [{"name": "cloudinit", "cloudInitNoCloud": {"secretRef": {"name": "web-cloud-init"}}}]}
     }));
-    vmis(admin.clone()).create(&PostParams::default(), &instance).await.unwrap();
-    vmis(admin)
+    tenant_vmis(admin.clone()).create(&PostParams::default(), &instance).await.unwrap();
+    tenant_vmis(admin)
         .patch("web", &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "Running"}})))
         .await
         .unwrap();
@@ -79,6 +73,14 @@ async fn guest(root: &Path, host_key: &PrivateKey, user: &UserKey) -> (FakeApiSe
         eventually(Duration::from_secs(10), "the guest to boot", || async { guests.address("tenant", "web-ssh") })
             .await;
     (server, guests, address)
+}
+
+/// A known-hosts file under `dir` that trusts `host_key` at `address` alone.
+fn known_hosts(dir: &Path, address: SocketAddr, host_key: &PrivateKey) -> std::path::PathBuf {
+    let path = dir.join("known_hosts");
+    let line = format!("[{}]:{} {}\n", address.ip(), address.port(), public_line(host_key.public_key()));
+    std::fs::write(&path, line).unwrap();
+    path
 }
 
 /// `ssh` to the guest as `login` with `key`, checking its host key against `known_hosts`.
@@ -107,12 +109,7 @@ async fn the_in_process_guest_runs_what_sshd_would_with_the_machines_keys() {
     let host_key = kite_testkit::openssh::new_key();
     let user = UserKey::new();
     let (_server, _guests, address) = guest(&dir.path().join("machines"), &host_key, &user).await;
-    let known_hosts = dir.path().join("known_hosts");
-    std::fs::write(
-        &known_hosts,
-        format!("[{}]:{} {}\n", address.ip(), address.port(), public_line(host_key.public_key())),
-    )
-    .unwrap();
+    let known_hosts = known_hosts(dir.path(), address, &host_key);
 
     let session = |login: &str, key: &UserKey, options: &[&str]| ssh(address, login, key, &known_hosts, options);
 
@@ -159,12 +156,7 @@ async fn a_stopped_instance_takes_its_in_process_server_and_sessions_with_it() {
     let host_key = kite_testkit::openssh::new_key();
     let user = UserKey::new();
     let (server, guests, address) = guest(&dir.path().join("machines"), &host_key, &user).await;
-    let known_hosts = dir.path().join("known_hosts");
-    std::fs::write(
-        &known_hosts,
-        format!("[{}]:{} {}\n", address.ip(), address.port(), public_line(host_key.public_key())),
-    )
-    .unwrap();
+    let known_hosts = known_hosts(dir.path(), address, &host_key);
     // A session that would last a minute, its shell's process id written in the guest's home.
     let mut long = ssh(address, LOGIN, &user, &known_hosts, &[]);
     long.arg("echo $$ > pid.tmp && mv pid.tmp pid && exec sleep 60");
@@ -177,7 +169,7 @@ async fn a_stopped_instance_takes_its_in_process_server_and_sessions_with_it() {
     .await;
     assert!(Path::new(&format!("/proc/{pid}")).exists());
 
-    vmis(server.client()).delete("web", &DeleteParams::default()).await.unwrap();
+    tenant_vmis(server.client()).delete("web", &DeleteParams::default()).await.unwrap();
     eventually(Duration::from_secs(10), "the guest to stop", || async { (guests.routed() == 0).then_some(()) }).await;
     let long = std::sync::Mutex::new(long);
     eventually(Duration::from_secs(10), "the client's session to end", || async {

@@ -44,3 +44,15 @@ pub fn api_error(error: kube::Error) -> Status {
         other => panic!("expected an API error, got {other:?}"),
     }
 }
+
+/// A Kubernetes object from its JSON.
+pub fn object<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
+    serde_json::from_value(value).unwrap()
+}
+
+/// The VirtualMachineInstances of the namespace `tenant`.
+pub fn tenant_vmis(client: kube::Client) -> kube::Api<kube::api::DynamicObject> {
+    use kube::api::{ApiResource, GroupVersionKind};
+    let gvk = GroupVersionKind::gvk("kubevirt.io", "v1", "VirtualMachineInstance");
+    kube::Api::namespaced_with(client, "tenant", &ApiResource::from_gvk_with_plural(&gvk, "virtualmachineinstances"))
+}
