@@ -171,7 +171,8 @@ async fn a_running_controller_reads_a_machines_children_from_its_caches() {
         .filter(|r| r.verb == kite_testkit::Verb::Get && r.namespace.as_deref() == Some(ns.as_str()))
         .map(|r| format!("{} {}", r.resource, r.name.clone().unwrap_or_default()))
         .collect();
-    let cached = ["secrets", "datavolumes", "virtualmachines", "roles", "rolebindings", "ingresses"];
+    let cached =
+        ["secrets", "datavolumes", "virtualmachines", "virtualmachineinstances", "roles", "rolebindings", "ingresses"];
     let uncached: Vec<&String> =
         reads.iter().filter(|r| cached.iter().any(|kind| r.split(' ').next() == Some(kind))).collect();
     assert!(uncached.is_empty(), "the pass read children the caches hold: {uncached:?} (all reads: {reads:?})");

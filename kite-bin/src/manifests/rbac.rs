@@ -223,8 +223,8 @@ pub fn grants(namespaces: &Namespaces) -> Vec<Grant> {
             cluster(),
             "kubevirt.io",
             &["virtualmachineinstances"],
-            &["get"],
-            "the node a running machine is on",
+            READ,
+            "the node a running machine is on (watched)",
         ),
         grant(
             Controller,

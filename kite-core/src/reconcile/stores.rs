@@ -57,6 +57,19 @@ impl Stores {
         resource: ApiResource,
         config: watcher::Config,
     ) -> impl Stream<Item = Result<DynamicObject, watcher::Error>> + Send + 'static {
+        self.watch_keeping(client, resource, config, None)
+    }
+
+    /// [`Stores::watch`], keeping of each object only its metadata and the
+    /// fields at `keep` (JSON pointers, such as `/status/nodeName`), for a
+    /// kind of large objects of which a reconciler reads little.
+    pub fn watch_keeping(
+        &self,
+        client: Client,
+        resource: ApiResource,
+        config: watcher::Config,
+        keep: Option<&'static [&'static str]>,
+    ) -> impl Stream<Item = Result<DynamicObject, watcher::Error>> + Send + 'static {
         let writer = reflector::store::Writer::new(resource.clone());
         let store = writer.as_reader();
         if let Ok(mut kinds) = self.kinds.write() {
@@ -65,8 +78,11 @@ impl Stores {
         let api = Api::<DynamicObject>::all_with(client, &resource);
         reflector::reflector(
             writer,
-            watcher(api, config).default_backoff().modify(|object: &mut DynamicObject| {
+            watcher(api, config).default_backoff().modify(move |object: &mut DynamicObject| {
                 object.managed_fields_mut().clear();
+                if let Some(pointers) = keep {
+                    keep_only(&mut object.data, pointers);
+                }
             }),
         )
         .touched_objects()
@@ -103,5 +119,37 @@ impl Stores {
             key = key.within(namespace);
         }
         Some(cached.store.get(&key))
+    }
+}
+
+/// Reduces `data` to the fields at `pointers`.
+fn keep_only(data: &mut Value, pointers: &[&str]) {
+    let mut kept = Value::Object(serde_json::Map::new());
+    for pointer in pointers {
+        let Some(value) = data.pointer(pointer) else { continue };
+        let mut at = &mut kept;
+        let mut keys = pointer.split('/').skip(1).peekable();
+        while let Some(key) = keys.next() {
+            let Some(map) = at.as_object_mut() else { break };
+            if keys.peek().is_none() {
+                map.insert(key.to_string(), value.clone());
+                break;
+            }
+            at = map.entry(key.to_string()).or_insert_with(|| Value::Object(serde_json::Map::new()));
+        }
+    }
+    *data = kept;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keep_only_leaves_the_fields_asked_for_and_nothing_else() {
+        let mut data = json!({"spec": {"domain": {"cpu": 1}}, "status": {"nodeName": "n1", "phase": "Running", "interfaces": [1]}});
+        keep_only(&mut data, &["/status/nodeName", "/status/phase", "/status/absent"]);
+        assert_eq!(data, json!({"status": {"nodeName": "n1", "phase": "Running"}}));
     }
 }

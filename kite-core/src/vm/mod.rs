@@ -27,7 +27,7 @@ pub mod keys;
 pub mod status;
 pub mod web;
 
-use crate::api::{KitePlatform, KiteVirtualMachine, PLATFORM_NAME, VirtualMachinePhase};
+use crate::api::{KitePlatform, KiteVirtualMachine, KiteVirtualMachineStatus, PLATFORM_NAME, VirtualMachinePhase};
 use crate::key::object_key;
 use crate::labels::{self, VM_CLEANUP_FINALIZER};
 use crate::reconcile::apply::{self, Removal};
@@ -62,6 +62,9 @@ pub const FIELD_MANAGER: &str = "kite-controller-vm";
 /// The field manager of the machines' status.
 pub const STATUS_MANAGER: &str = "kite-controller-vm-status";
 
+/// What the reconciler reads of a running instance; its cache keeps nothing else.
+const INSTANCE_FIELDS: &[&str] = &["/status/nodeName", "/status/phase"];
+
 /// How soon a machine that is on its way somewhere is looked at again.
 const PROGRESS: Duration = Duration::from_secs(10);
 
@@ -76,11 +79,44 @@ pub struct Config {
     pub gateway: Option<gateway_access::GatewayAccount>,
     /// The platform namespace, where the platform's certificate Secret is.
     pub platform_namespace: String,
+    /// The statuses this reconciler last wrote (kept here; start with the default).
+    pub written: WrittenStatuses,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Self { keys: Arc::new(keys::Ed25519), gateway: None, platform_namespace: "kite".into() }
+        Self {
+            keys: Arc::new(keys::Ed25519),
+            gateway: None,
+            platform_namespace: "kite".into(),
+            written: WrittenStatuses::default(),
+        }
+    }
+}
+
+/// The status last written to each machine (by uid). The reconciler is its
+/// status's only writer, so what it wrote last is the machine's status; a
+/// pass that runs on a cached copy of the machine that does not show that
+/// write yet compares with it, and neither writes the same status again nor
+/// repeats the Event of a phase it already announced.
+#[derive(Clone, Default)]
+pub struct WrittenStatuses(Arc<std::sync::Mutex<std::collections::HashMap<String, KiteVirtualMachineStatus>>>);
+
+impl WrittenStatuses {
+    fn get(&self, uid: &str) -> Option<KiteVirtualMachineStatus> {
+        self.0.lock().ok()?.get(uid).cloned()
+    }
+
+    fn set(&self, uid: &str, status: KiteVirtualMachineStatus) {
+        if let Ok(mut written) = self.0.lock() {
+            written.insert(uid.to_string(), status);
+        }
+    }
+
+    fn forget(&self, uid: &str) {
+        if let Ok(mut written) = self.0.lock() {
+            written.remove(uid);
+        }
     }
 }
 
@@ -145,13 +181,24 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
         .filter_map(|object| async move { object.ok().map(|_| ()) });
     // Tenant namespaces, cached to see one terminating without a GET per pass.
     let namespaces = ctx.stores.watch(client.clone(), ApiResource::erase::<Namespace>(&()), ours.clone());
+    // The running instances (KubeVirt copies the template's labels onto them): their node.
+    let instance = resources::kubevirt_virtual_machine_instance();
+    let instances = ctx.stores.watch_keeping(client.clone(), instance.clone(), ours.clone(), Some(INSTANCE_FIELDS));
     controller
         .watches_stream_with(namespaces, |_| None, ApiResource::erase::<Namespace>(&()))
+        .watches_stream_with(instances, |instance| machine_of(&instance), instance)
         .reconcile_all_on(platform)
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, ctx)
         .for_each(|_| async {})
         .await;
+}
+
+/// The `KiteVirtualMachine` an object made for it names in its labels.
+fn machine_of(object: &impl ResourceExt) -> Option<kube::runtime::reflector::ObjectRef<KiteVirtualMachine>> {
+    let labels = object.labels();
+    let (name, namespace) = (labels.get(labels::VM_NAME)?, labels.get(labels::VM_NAMESPACE)?);
+    Some(kube::runtime::reflector::ObjectRef::new(name).within(namespace))
 }
 
 fn name_of(vm: &KiteVirtualMachine) -> Result<(String, String), Error> {
@@ -236,7 +283,10 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
 
     let running = machine.pointer("/status/printableStatus").and_then(Value::as_str) == Some("Running");
     let instance = match running {
-        true => apply::read(client, &resources::kubevirt_virtual_machine_instance(), Some(&namespace), &name).await?,
+        true => {
+            let instance = resources::kubevirt_virtual_machine_instance();
+            apply::read_in(&ctx.stores, client, &instance, Some(&namespace), &name).await?
+        }
         false => None,
     };
     let observed = Observed {
@@ -390,13 +440,16 @@ async fn write_status(
     verdict: &Verdict,
 ) -> Result<(), Error> {
     let (name, namespace) = name_of(vm)?;
-    let previous = vm.status.as_ref();
+    let uid = vm.metadata.uid.clone().unwrap_or_default();
+    let written = ctx.config.written.get(&uid);
+    let previous = written.as_ref().or(vm.status.as_ref());
     let next = status::status(vm, previous, observed, verdict, crate::reconcile::now());
     if previous == Some(&next) {
         return Ok(());
     }
     let api: Api<KiteVirtualMachine> = Api::namespaced(ctx.client.clone(), &namespace);
     apply_status(&api, &name, STATUS_MANAGER, &next).await?;
+    ctx.config.written.set(&uid, next.clone());
     if previous.and_then(|s| s.phase) != Some(verdict.phase) {
         let type_ = if verdict.phase == VirtualMachinePhase::Failed { EventType::Warning } else { EventType::Normal };
         tracing::info!(vm = %name, %namespace, phase = ?verdict.phase, reason = verdict.reason, "phase changed");
@@ -423,6 +476,7 @@ async fn delete_intent(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result
 /// The deletion path: remove the children; the finalizer helper then lets the object go.
 async fn clean_up(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Action, Error> {
     remove_children(vm, ctx).await?;
+    ctx.config.written.forget(vm.metadata.uid.as_deref().unwrap_or_default());
     let note = "Removed the machine and everything Kite created for it.".to_string();
     ctx.event(vm, EventType::Normal, "Deleted", "Delete", note).await;
     Ok(Action::await_change())
