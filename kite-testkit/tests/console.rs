@@ -5,14 +5,14 @@
 mod common;
 
 use base64::Engine as _;
-use common::{object, tenant_vmis};
+use common::{create_web_instance, object, tenant_vmis};
 use futures::{SinkExt, StreamExt};
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use kite_testkit::FakeApiServer;
 use kite_testkit::console::PLAIN_PROTOCOL;
 use kite_testkit::rbac::AuthorizationMode;
 use kite_testkit::sim::{GuestConfig, GuestNetwork, GuestSsh};
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -42,17 +42,7 @@ async fn cluster(root: &std::path::Path, running: bool) -> (FakeApiServer, Socke
     let secret: Secret = object(json!({"metadata": {"name": "web-cloud-init"},
         "data": {"userdata": base64::engine::general_purpose::STANDARD.encode(userdata)}}));
     Api::<Secret>::namespaced(admin.clone(), "tenant").create(&PostParams::default(), &secret).await.unwrap();
-    let instance: DynamicObject = object(json!({
-        "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "metadata": {"name": "web"},
-        "spec": {"domain": {"devices": {}}, "volumes": [{"name": "cloudinit", "cloudInitNoCloud": {"secretRef": {"name": "web-cloud-init"}}}]}
-    }));
-    tenant_vmis(admin.clone()).create(&PostParams::default(), &instance).await.unwrap();
-    if running {
-        tenant_vmis(admin)
-            .patch("web", &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "Running"}})))
-            .await
-            .unwrap();
-    }
+    create_web_instance(admin, json!({}), running).await;
     let guests = kite_testkit::sim::start_guests(
         &server,
         GuestConfig {

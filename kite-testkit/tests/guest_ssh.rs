@@ -8,13 +8,13 @@
 mod common;
 
 use base64::Engine as _;
-use common::{object, tenant_vmis};
+use common::{create_web_instance, object, tenant_vmis};
 use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
 use kite_testkit::FakeApiServer;
 use kite_testkit::fixtures::eventually;
 use kite_testkit::openssh::{UserKey, public_line, require, run_bounded, text};
 use kite_testkit::sim::{GuestConfig, GuestNetwork, GuestSsh, Guests};
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, PostParams};
 use russh::keys::PrivateKey;
 use russh::keys::ssh_key::LineEnding;
 use serde_json::json;
@@ -49,16 +49,7 @@ async fn guest(root: &Path, host_key: &PrivateKey, user: &UserKey) -> (FakeApiSe
     let service: Service = object(json!({"metadata": {"name": "web-ssh"},
         "spec": {"selector": {"vm": "web"}, "ports": [{"port": 22}]}}));
     Api::<Service>::namespaced(admin.clone(), "tenant").create(&PostParams::default(), &service).await.unwrap();
-    let instance: DynamicObject = object(json!({
-        "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
-        "metadata": {"name": "web", "labels": {"vm": "web"}},
-        "spec": {"domain": {"devices": {}}, "volumes": [{"name": "cloudinit", "cloudInitNoCloud": {"secretRef": {"name": "web-cloud-init"}}}]}
-    }));
-    tenant_vmis(admin.clone()).create(&PostParams::default(), &instance).await.unwrap();
-    tenant_vmis(admin)
-        .patch("web", &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "Running"}})))
-        .await
-        .unwrap();
+    create_web_instance(admin, json!({"vm": "web"}), true).await;
     let guests = kite_testkit::sim::start_guests(
         &server,
         GuestConfig {

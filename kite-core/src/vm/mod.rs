@@ -26,8 +26,9 @@ mod key_secret;
 pub mod keys;
 pub mod status;
 pub mod web;
+mod written;
 
-use crate::api::{KitePlatform, KiteVirtualMachine, KiteVirtualMachineStatus, PLATFORM_NAME, VirtualMachinePhase};
+use crate::api::{KitePlatform, KiteVirtualMachine, PLATFORM_NAME, VirtualMachinePhase};
 use crate::key::object_key;
 use crate::labels::{self, VM_CLEANUP_FINALIZER};
 use crate::reconcile::apply::{self, Removal};
@@ -52,6 +53,7 @@ use status::{Observed, Verdict};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
+pub use written::WrittenStatuses;
 
 /// The reconciler's name in metrics and logs.
 pub const NAME: &str = "vm";
@@ -90,32 +92,6 @@ impl Default for Config {
             gateway: None,
             platform_namespace: "kite".into(),
             written: WrittenStatuses::default(),
-        }
-    }
-}
-
-/// The status last written to each machine (by uid). The reconciler is its
-/// status's only writer, so what it wrote last is the machine's status; a
-/// pass that runs on a cached copy of the machine that does not show that
-/// write yet compares with it, and neither writes the same status again nor
-/// repeats the Event of a phase it already announced.
-#[derive(Clone, Default)]
-pub struct WrittenStatuses(Arc<std::sync::Mutex<std::collections::HashMap<String, KiteVirtualMachineStatus>>>);
-
-impl WrittenStatuses {
-    fn get(&self, uid: &str) -> Option<KiteVirtualMachineStatus> {
-        self.0.lock().ok()?.get(uid).cloned()
-    }
-
-    fn set(&self, uid: &str, status: KiteVirtualMachineStatus) {
-        if let Ok(mut written) = self.0.lock() {
-            written.insert(uid.to_string(), status);
-        }
-    }
-
-    fn forget(&self, uid: &str) {
-        if let Ok(mut written) = self.0.lock() {
-            written.remove(uid);
         }
     }
 }

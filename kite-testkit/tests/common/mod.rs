@@ -56,3 +56,19 @@ pub fn tenant_vmis(client: kube::Client) -> kube::Api<kube::api::DynamicObject> 
     let gvk = GroupVersionKind::gvk("kubevirt.io", "v1", "VirtualMachineInstance");
     kube::Api::namespaced_with(client, "tenant", &ApiResource::from_gvk_with_plural(&gvk, "virtualmachineinstances"))
 }
+
+/// Creates the instance `web` in `tenant`, with `labels`, its cloud-init from
+/// the Secret `web-cloud-init`, and marks it Running when `running`.
+pub async fn create_web_instance(client: kube::Client, labels: serde_json::Value, running: bool) {
+    use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
+    let instance: DynamicObject = object(serde_json::json!({
+        "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+        "metadata": {"name": "web", "labels": labels},
+        "spec": {"domain": {"devices": {}}, "volumes": [{"name": "cloudinit", "cloudInitNoCloud": {"secretRef": {"name": "web-cloud-init"}}}]}
+    }));
+    tenant_vmis(client.clone()).create(&PostParams::default(), &instance).await.unwrap();
+    if running {
+        let status = serde_json::json!({"status": {"phase": "Running"}});
+        tenant_vmis(client).patch("web", &PatchParams::default(), &Patch::Merge(status)).await.unwrap();
+    }
+}
