@@ -9,81 +9,11 @@ mod support;
 
 use kite_testkit::FakeApiServer;
 use kite_testkit::fixtures::eventually;
-use kite_testkit::openssh::{free_port, run_bounded, text};
-use kite_testkit::sim::SimulationConfig;
+use kite_testkit::openssh::{free_port, text};
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::{Command, Output};
 use std::time::Duration;
-use support::rbac_cluster::RbacCluster;
+use support::operator::{Cluster, lines_with, said};
 use support::{Process, kubectl};
-
-/// The fake cluster: KubeVirt, CDI and Longhorn's APIs served, one Ready node, nothing of Kite.
-struct Cluster(RbacCluster);
-
-impl std::ops::Deref for Cluster {
-    type Target = RbacCluster;
-    fn deref(&self) -> &RbacCluster {
-        &self.0
-    }
-}
-
-impl Cluster {
-    async fn new(builder: kite_testkit::Builder) -> Self {
-        Self(RbacCluster::start(builder, SimulationConfig::default()).await)
-    }
-
-    /// The operator's platform file: one golden image.
-    fn platform_file(&self) -> PathBuf {
-        self.platform_file_with(kite_testkit::fixtures::a_platform())
-    }
-
-    fn platform_file_with(&self, spec: kite_core::api::KitePlatformSpec) -> PathBuf {
-        let platform = kite_core::api::KitePlatform::new(kite_core::api::PLATFORM_NAME, spec);
-        let path = self.dir.path().join("platform.yaml");
-        std::fs::write(&path, serde_json::to_string(&platform).unwrap()).unwrap();
-        path
-    }
-
-    /// `kite <args> --kubeconfig <admin>`, bounded in time, on a blocking thread.
-    fn kite(&self, args: &[&str]) -> impl Future<Output = Output> + use<> {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_kite"));
-        command.args(args).arg("--kubeconfig").arg(&self.admin).env("RUST_LOG", "warn");
-        async move {
-            tokio::task::spawn_blocking(move || run_bounded(command, None, Duration::from_secs(120))).await.unwrap()
-        }
-    }
-
-    /// `kite controller` under its own ServiceAccount, once the install has made its Deployment.
-    async fn controller_when_deployed(&self) -> Process {
-        let client = self.server.client();
-        let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> = kube::Api::namespaced(client, "kite");
-        eventually(Duration::from_secs(60), "the controller's Deployment", || async {
-            deployments.get_opt("kite-controller").await.ok().flatten().map(|_| ())
-        })
-        .await;
-        let port = free_port();
-        self.component(
-            "kite-controller",
-            &["controller", "--namespace", "kite", "--identity", "test", "--listen", &format!("127.0.0.1:{port}")],
-        )
-    }
-
-    fn get(&self, args: &[&str]) -> Value {
-        let mut all = vec!["get"];
-        all.extend_from_slice(args);
-        all.extend_from_slice(&["-o", "json"]);
-        serde_json::from_str(&kubectl(&self.admin, &all)).unwrap()
-    }
-}
-
-fn said(output: &Output) -> String {
-    format!("{}{}", text(&output.stdout), text(&output.stderr))
-}
-
-fn lines_with<'a>(output: &'a str, word: &str) -> Vec<&'a str> {
-    output.lines().filter(|l| l.contains(word)).collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn install_plans_then_installs_records_what_it_installed_and_the_doctor_finds_it_healthy() {
@@ -233,8 +163,12 @@ async fn without_the_stack_or_a_platform_install_says_what_to_do() {
     let log = said(&refused);
     assert!(!refused.status.success(), "{log}");
     assert!(
-        log.contains("FAIL KubeVirt, CDI and Longhorn: installing them is not built into kite install yet"),
+        log.contains("FAIL KubeVirt, CDI and Longhorn: kite install applies them from their release files in a directory, and no --from DIR was given"),
         "{log}"
+    );
+    assert!(
+        log.contains("https://raw.githubusercontent.com/longhorn/longhorn/v1.11.3/deploy/longhorn.yaml"),
+        "it names where each file comes from: {log}"
     );
     assert!(log.contains("FAIL KitePlatform: the cluster has none and no --platform was given"), "{log}");
 }

@@ -298,10 +298,14 @@ fn kite_platform_round_trips() {
             installed_by: "kubernetes-admin".into(),
             completed_at: time("2026-07-01T09:00:00Z"),
             stack: vec![StackComponent {
-                name: "kubevirt".into(),
+                name: StackName::KubeVirt,
                 version: Some("v1.6.0".into()),
-                manifest_sha256: None,
-                installed_by_kite: false,
+                manifests: vec![ReleaseFile {
+                    file: "kubevirt-operator.yaml".into(),
+                    sha256: "ab12".into(),
+                    pinned: false,
+                }],
+                installed_by_kite: true,
             }],
         }),
     });
@@ -341,7 +345,8 @@ fn kite_platform_round_trips() {
                 "installation": {"operation": "Install", "kiteVersion": "0.1.0", "image": "localhost/kite@sha256:ab",
                                  "imageDigest": "sha256:ab", "installedBy": "kubernetes-admin",
                                  "completedAt": "2026-07-01T09:00:00Z",
-                                 "stack": [{"name": "kubevirt", "version": "v1.6.0", "installedByKite": false}]}
+                                 "stack": [{"name": "kubevirt", "version": "v1.6.0", "installedByKite": true,
+                                            "manifests": [{"file": "kubevirt-operator.yaml", "sha256": "ab12", "pinned": false}]}]}
             }
         }),
     );

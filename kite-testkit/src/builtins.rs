@@ -111,6 +111,7 @@ const BUILTINS: &[Spec] = &[
     spec("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", true, &["pdb"]).with_status().with_generation(),
     spec("networking.k8s.io", "v1", "Ingress", "ingresses", true, &["ing"]).with_status().with_generation(),
     spec("coordination.k8s.io", "v1", "Lease", "leases", true, &[]),
+    spec("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", false, &["pc"]),
     spec("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", false, &[]),
     spec("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", false, &[]),
     spec("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews", false, &[]),

@@ -69,6 +69,7 @@ mod selector;
 mod server;
 mod service_routes;
 pub mod sim;
+pub mod stack_release;
 mod state;
 mod status;
 mod store;

@@ -5,8 +5,9 @@
 //! installed in the platform's status. It first waits for namespaces of a
 //! previous install that are still Terminating to go, never racing them.
 //!
-//! KubeVirt, CDI and Longhorn are not installed by it yet: `--skip-stack`
-//! checks that their APIs are served and goes on.
+//! KubeVirt, CDI and Longhorn come first, from their release files in
+//! `--from DIR` (see [`super::stack`]), each waited on by its own signal;
+//! `--skip-stack` instead checks that their APIs are served and goes on.
 
 use super::objects::{self, Kinds};
 use super::plan::{Action, Check, Plan, Step, Wait};
@@ -16,7 +17,7 @@ use crate::manifests::ManifestArgs;
 use anyhow::Context;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kite_core::api::{InstallOperation, Installation, KitePlatform, PLATFORM_NAME};
+use kite_core::api::{InstallOperation, Installation, KitePlatform, PLATFORM_NAME, StackComponent};
 use kube::Client;
 use kube::api::Api;
 use serde_json::Value;
@@ -33,8 +34,15 @@ pub struct InstallArgs {
     #[arg(long)]
     pub platform: Option<PathBuf>,
     /// KubeVirt, CDI and Longhorn are already installed: check that their APIs are served and go on.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "from")]
     pub skip_stack: bool,
+    /// A directory with the stack's release files, as their projects publish them
+    /// (kubevirt-operator.yaml, kubevirt-cr.yaml, cdi-operator.yaml, cdi-cr.yaml, longhorn.yaml): installed first.
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+    /// Install release files this build pins no SHA-256 for, recording their hashes unverified.
+    #[arg(long)]
+    pub allow_unpinned: bool,
     /// What is deployed: the options of `kite manifests`.
     #[command(flatten)]
     pub manifests: ManifestArgs,
@@ -61,9 +69,20 @@ pub async fn plan(client: &Client, args: &InstallArgs) -> anyhow::Result<Plan> {
         preflight::nodes(client).await?,
         preflight::storage_classes(client).await?,
     ];
-    checks.extend(preflight::stack(client, args.skip_stack).await?);
+    let mut stack_steps = Vec::new();
+    let mut releases = Vec::new();
     if args.skip_stack {
+        checks.extend(preflight::stack(client).await?);
         checks.push(preflight::schedulable(client).await?);
+    } else if let Some(dir) = &args.from {
+        let (loaded, release_checks) = super::stack::release::load(dir, args.allow_unpinned);
+        checks.extend(release_checks);
+        let (more, steps) = super::stack::install::plan(client, &loaded, super::stack::install::Mode::Install).await?;
+        checks.extend(more);
+        stack_steps = steps;
+        releases = loaded;
+    } else {
+        checks.push(preflight::no_release());
     }
 
     let options = &args.manifests;
@@ -91,7 +110,7 @@ pub async fn plan(client: &Client, args: &InstallArgs) -> anyhow::Result<Plan> {
     {
         checks.push(check);
     }
-    let (kite_steps, theirs) = apply_steps(client, options, platform, InstallOperation::Install).await?;
+    let (kite_steps, theirs) = apply_steps(client, options, platform, InstallOperation::Install, &releases).await?;
     for object in theirs {
         checks.push(Check::fail(
             object.clone(),
@@ -108,6 +127,7 @@ pub async fn plan(client: &Client, args: &InstallArgs) -> anyhow::Result<Plan> {
             wait: Some(Wait::NamespacesGone { names: terminating.into_iter().map(|(name, _)| name).collect() }),
         });
     }
+    steps.extend(stack_steps);
     steps.extend(kite_steps);
     Ok(Plan { operation: "install".into(), checks, steps })
 }
@@ -179,12 +199,14 @@ async fn platform(client: &Client, path: Option<&PathBuf>, checks: &mut Vec<Chec
 /// The steps that make the cluster hold this version of Kite: the CRDs
 /// (then `Established`), the deployment (then `Available`, every replica
 /// updated), the platform when one is given (then Ready), and the record of
-/// `operation`. Also the objects of Kite's names that are not Kite's.
+/// `operation` with the stack `releases` applied before. Also the objects
+/// of Kite's names that are not Kite's.
 pub(super) async fn apply_steps(
     client: &Client,
     options: &ManifestArgs,
     platform: Option<Value>,
     operation: InstallOperation,
+    releases: &[super::stack::release::Release],
 ) -> anyhow::Result<(Vec<Step>, Vec<String>)> {
     let namespaces = options.namespaces();
     let all = crate::manifests::objects(options)?;
@@ -241,7 +263,15 @@ pub(super) async fn apply_steps(
         image_digest: options.image.split_once('@').map(|(_, digest)| digest.to_string()),
         installed_by: String::new(),
         completed_at: Time(jiff::Timestamp::now()),
-        stack: Vec::new(),
+        stack: releases
+            .iter()
+            .map(|r| StackComponent {
+                name: r.upstream.name,
+                version: Some(r.version.clone()),
+                manifests: r.records(),
+                installed_by_kite: true,
+            })
+            .collect(),
     };
     steps.push(Step {
         title: format!("record Kite {} as {done} in the KitePlatform's status", installation.kite_version),

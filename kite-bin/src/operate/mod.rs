@@ -12,6 +12,7 @@
 //!   `Established`, a Deployment `Available`, the platform's images Ready.
 //! - [`run`] shows a plan, asks, applies each step and waits on what it
 //!   observes, saying what it waits for, what it sees now and for how long.
+//! - [`stack`] installs, upgrades and removes KubeVirt, CDI and Longhorn from their release files.
 //! - [`install`], [`upgrade`], [`uninstall`] and [`doctor`] are the commands.
 //!
 //! Every step is idempotent: a command cut off half-way (Ctrl-C, a crash)
@@ -28,6 +29,7 @@ mod probe;
 mod provenance;
 mod report;
 pub mod run;
+pub mod stack;
 pub mod uninstall;
 pub mod upgrade;
 

@@ -52,6 +52,33 @@ pub fn describe(object: &Value) -> String {
     format!("{kind} {}", kite_core::key::key(object["metadata"]["namespace"].as_str(), name))
 }
 
+/// Whose objects a command may change or delete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// Kite's own ([`is_kites`]).
+    Kite,
+    /// What Kite applied from a stack component's release ([`super::stack::STACK_LABEL`]).
+    Stack(kite_core::api::StackName),
+}
+
+impl Owner {
+    /// Whether `live` is this owner's.
+    pub fn owns(self, live: &Value) -> bool {
+        match self {
+            Owner::Kite => is_kites(live),
+            Owner::Stack(name) => live["metadata"]["labels"][super::stack::STACK_LABEL] == name.id(),
+        }
+    }
+
+    /// Whose, for people: `Kite's`, `KubeVirt's (installed by kite install)`.
+    pub fn possessive(self) -> String {
+        match self {
+            Owner::Kite => "Kite's".into(),
+            Owner::Stack(name) => format!("{}'s as kite install applied it", name.title()),
+        }
+    }
+}
+
 /// Whether a live object is Kite's: labelled by `kite manifests` or by Kite's controller, or of Kite's own API group.
 pub fn is_kites(live: &Value) -> bool {
     let group = live["spec"]["group"].as_str();
@@ -103,21 +130,22 @@ pub async fn all_of(client: &Client, kinds: &mut Kinds, api_version: &str, kind:
 }
 
 /// Deletes `objects` in order (in the background: the garbage collector
-/// takes their dependents), each only if it exists and is Kite's; the ones
-/// that are not Kite's are returned, untouched.
+/// takes their dependents), each only if it exists and is `owner`'s; the
+/// ones that are not are returned, untouched.
 pub async fn delete(
     client: &Client,
     kinds: &mut Kinds,
     objects: &[Value],
     orphan: bool,
+    owner: Owner,
 ) -> anyhow::Result<Vec<String>> {
     let params = if orphan { DeleteParams::orphan() } else { DeleteParams::background() };
     let mut theirs = Vec::new();
     for object in objects {
         let what = describe(object);
         let Some(live) = live(client, kinds, object).await? else { continue };
-        if !is_kites(&live) {
-            tracing::warn!(object = %what, "not deleting what is not Kite's");
+        if !owner.owns(&live) {
+            tracing::warn!(object = %what, owner = %owner.possessive(), "not deleting what is not the owner's");
             theirs.push(what);
             continue;
         }
@@ -137,6 +165,16 @@ pub async fn delete(
 
 /// What applying `objects` would change; the objects of that name that are not Kite's.
 pub async fn plan(client: &Client, kinds: &mut Kinds, objects: &[Value]) -> anyhow::Result<(Vec<Change>, Vec<String>)> {
+    plan_as(client, kinds, objects, Owner::Kite).await
+}
+
+/// What applying `objects` would change; the objects of that name that are not `owner`'s.
+pub async fn plan_as(
+    client: &Client,
+    kinds: &mut Kinds,
+    objects: &[Value],
+    owner: Owner,
+) -> anyhow::Result<(Vec<Change>, Vec<String>)> {
     let mut changes = Vec::new();
     let mut theirs = Vec::new();
     for object in objects {
@@ -144,7 +182,7 @@ pub async fn plan(client: &Client, kinds: &mut Kinds, objects: &[Value]) -> anyh
         let live = live(client, kinds, object).await?;
         let change = match &live {
             None => ChangeKind::Create,
-            Some(live) if !is_kites(live) => {
+            Some(live) if !owner.owns(live) => {
                 theirs.push(what.clone());
                 continue;
             }

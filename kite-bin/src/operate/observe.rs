@@ -16,6 +16,15 @@ pub struct Observation {
     pub done: bool,
     /// What was seen, for people.
     pub now: String,
+    /// Whether what it waits for can no longer come (a Job that failed): the wait stops at once.
+    pub failed: bool,
+}
+
+impl Observation {
+    /// Not there yet, having seen `now`.
+    pub fn waiting(now: String) -> Self {
+        Self { done: false, now, failed: false }
+    }
 }
 
 impl Wait {
@@ -37,6 +46,13 @@ impl Wait {
                 }
             }
             Wait::NoneLeft { kind, .. } => format!("every {kind} to be gone"),
+            Wait::StackReady { name, version, .. } => match name {
+                kite_core::api::StackName::Longhorn => {
+                    format!("Longhorn {version}'s manager to roll out and its nodes to be schedulable")
+                }
+                _ => format!("{} {version} to be Available", name.title()),
+            },
+            Wait::JobComplete { namespace, name } => format!("Job {namespace}/{name} to complete"),
         }
     }
 
@@ -55,6 +71,12 @@ impl Wait {
             Wait::PlatformReady => {
                 "`kubectl get kiteplatform kite -o yaml` shows each image's import and the gateway's exposure; `kite doctor` checks both"
             }
+            Wait::StackReady { .. } => {
+                "the component's operator says why: `kubectl get kubevirt,cdi -A -o yaml` (their conditions), or for Longhorn `kubectl -n longhorn-system get daemonset,pods,nodes.longhorn.io`"
+            }
+            Wait::JobComplete { .. } => {
+                "its pods' logs say why; for Longhorn's uninstall job, the setting deleting-confirmation-flag must be \"true\" and the manager running"
+            }
             Wait::Gone { .. } | Wait::NoneLeft { .. } => {
                 "the finalizers and conditions above say what holds each; Kite's own finalizers need the controller running (`kite doctor` checks it); then run the command again"
             }
@@ -70,6 +92,10 @@ impl Wait {
             Wait::PlatformReady => platform_ready(client).await,
             Wait::Gone { objects } => gone(client, objects).await,
             Wait::NoneLeft { api_version, kind } => none_left(client, api_version, kind).await,
+            Wait::StackReady { name, version, resource } => {
+                super::stack::observe::stack_ready(client, *name, version, resource.as_ref()).await
+            }
+            Wait::JobComplete { namespace, name } => super::stack::observe::job_complete(client, namespace, name).await,
         }
     }
 }
@@ -106,6 +132,7 @@ async fn namespaces_gone(client: &Client, names: &[String]) -> anyhow::Result<Ob
     Ok(Observation {
         done: remaining.is_empty(),
         now: if remaining.is_empty() { "gone".into() } else { remaining.join(" | ") },
+        failed: false,
     })
 }
 
@@ -124,7 +151,7 @@ async fn crds_established(client: &Client, names: &[String]) -> anyhow::Result<O
         }
     }
     let now = if waiting.is_empty() { format!("{} Established", names.len()) } else { waiting.join(", ") };
-    Ok(Observation { done: waiting.is_empty(), now })
+    Ok(Observation { done: waiting.is_empty(), now, failed: false })
 }
 
 /// `name: 1/2 available, 2/2 updated` and whether it is Available and rolled out.
@@ -158,7 +185,7 @@ async fn deployments_available(client: &Client, namespace: &str, names: &[String
             }
         }
     }
-    Ok(Observation { done, now: states.join(", ") })
+    Ok(Observation { done, now: states.join(", "), failed: false })
 }
 
 /// The platform's images and exposure, and whether both are as wanted.
@@ -202,9 +229,9 @@ async fn platform_ready(client: &Client) -> anyhow::Result<Observation> {
     match api.get_opt(PLATFORM_NAME).await.context("reading the KitePlatform")? {
         Some(platform) => {
             let (done, now) = platform_state(&platform);
-            Ok(Observation { done, now })
+            Ok(Observation { done, now, failed: false })
         }
-        None => Ok(Observation { done: false, now: "no KitePlatform".into() }),
+        None => Ok(Observation::waiting("no KitePlatform".into())),
     }
 }
 
@@ -227,7 +254,11 @@ fn holding(live: &Value) -> String {
 
 fn remaining(live: &[Value]) -> Observation {
     let parts: Vec<String> = live.iter().map(|l| format!("{} ({})", super::objects::describe(l), holding(l))).collect();
-    Observation { done: parts.is_empty(), now: if parts.is_empty() { "gone".into() } else { parts.join(", ") } }
+    Observation {
+        done: parts.is_empty(),
+        now: if parts.is_empty() { "gone".into() } else { parts.join(", ") },
+        failed: false,
+    }
 }
 
 async fn gone(client: &Client, objects: &[Value]) -> anyhow::Result<Observation> {

@@ -102,6 +102,25 @@ pub enum Wait {
         /// The objects.
         objects: Vec<Value>,
     },
+    /// A stack component runs at `version`: KubeVirt's and CDI's custom
+    /// resource `Available` at it, Longhorn's manager rolled out to it and
+    /// its nodes schedulable.
+    StackReady {
+        /// Which component.
+        name: kite_core::api::StackName,
+        /// The version it must report.
+        version: String,
+        /// Its custom resource (`apiVersion`, `kind`, `metadata.name`, `namespace`), when it has one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        resource: Option<Value>,
+    },
+    /// A Job completed; the wait fails at once when the Job fails.
+    JobComplete {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+    },
     /// No object of this kind is left, in any namespace.
     NoneLeft {
         /// Its `apiVersion`.
@@ -118,12 +137,24 @@ pub enum Action {
     Nothing,
     /// Applies these objects server-side, in order.
     Apply(Vec<Value>),
-    /// Deletes these objects, in order, each only if it is Kite's.
+    /// Deletes these objects, in order, each only if it is `owner`'s.
     Delete {
         /// The objects.
         objects: Vec<Value>,
         /// Keep their dependents (the garbage collector removes their owner references instead).
         orphan: bool,
+        /// Whose objects they must be.
+        owner: super::objects::Owner,
+    },
+    /// Releases a finalizer that nothing else would release: its operator is not running.
+    Release(Box<super::stack::act::Release>),
+    /// Deletes the webhook configurations and APIServices that call a
+    /// Service in these namespaces (when `stale_only`, only those whose Service is gone).
+    RemoveHooks {
+        /// The namespaces being removed.
+        namespaces: Vec<String>,
+        /// Only those whose Service is gone.
+        stale_only: bool,
     },
     /// Deletes every object of a kind, in every namespace.
     DeleteAll {

@@ -77,15 +77,24 @@ pub async fn storage_classes(client: &Client) -> anyhow::Result<Check> {
     })
 }
 
+/// Neither `--from DIR` nor `--skip-stack`: where the release files come from.
+pub fn no_release() -> Check {
+    let files: Vec<String> = super::stack::Upstream::all()
+        .iter()
+        .flat_map(|u| u.files().into_iter().map(move |f| u.url(u.recommended, f)))
+        .collect();
+    Check::fail(
+        "KubeVirt, CDI and Longhorn",
+        "kite install applies them from their release files in a directory, and no --from DIR was given (it downloads nothing itself)",
+        format!(
+            "download {} into a directory and pass --from DIR; or, if they are installed already, pass --skip-stack",
+            files.join(", ")
+        ),
+    )
+}
+
 /// The kinds of KubeVirt and CDI Kite uses, and Longhorn's provisioner.
-pub async fn stack(client: &Client, skip_stack: bool) -> anyhow::Result<Vec<Check>> {
-    if !skip_stack {
-        return Ok(vec![Check::fail(
-            "KubeVirt, CDI and Longhorn",
-            "installing them is not built into kite install yet",
-            "install them as their projects document (see the book's Operating Kite), then run kite install --skip-stack",
-        )]);
-    }
+pub async fn stack(client: &Client) -> anyhow::Result<Vec<Check>> {
     let mut checks = Vec::new();
     for (group, version, kinds, component) in [
         ("kubevirt.io", "v1", &["VirtualMachine", "VirtualMachineInstance"][..], "KubeVirt"),

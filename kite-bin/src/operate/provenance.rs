@@ -4,7 +4,7 @@
 use anyhow::Context;
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kite_core::api::{Installation, KitePlatform, PLATFORM_NAME, StackComponent};
+use kite_core::api::{Installation, KitePlatform, PLATFORM_NAME, StackComponent, StackName};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, discovery};
@@ -15,9 +15,11 @@ use serde_json::json;
 /// acted, the stack's versions and the time as observed now.
 pub async fn record(client: &Client, installation: &Installation, longhorn_namespace: &str) -> anyhow::Result<()> {
     let api: Api<KitePlatform> = Api::all(client.clone());
+    let previous = api.get_opt(PLATFORM_NAME).await.ok().flatten().and_then(|p| p.status).and_then(|s| s.installation);
+    let observed = stack(client, longhorn_namespace).await;
     let installation = Installation {
         installed_by: acting_user(client).await,
-        stack: stack(client, longhorn_namespace).await,
+        stack: merge(observed, &installation.stack, previous.as_ref().map_or(&[][..], |p| &p.stack[..])),
         completed_at: Time(jiff::Timestamp::now()),
         ..installation.clone()
     };
@@ -31,6 +33,30 @@ pub async fn record(client: &Client, installation: &Installation, longhorn_names
         .await
         .context("recording the installation in the KitePlatform's status")?;
     Ok(())
+}
+
+/// The stack as `observed`, with what Kite knows of where each component
+/// came from: the release files this run `applied`, or else those the
+/// `previous` record names for the same version.
+fn merge(
+    observed: Vec<StackComponent>,
+    applied: &[StackComponent],
+    previous: &[StackComponent],
+) -> Vec<StackComponent> {
+    observed
+        .into_iter()
+        .map(|mut seen| {
+            let known = applied
+                .iter()
+                .find(|a| a.name == seen.name)
+                .or_else(|| previous.iter().find(|p| p.name == seen.name && p.version == seen.version));
+            if let Some(known) = known {
+                seen.manifests = known.manifests.clone();
+                seen.installed_by_kite = known.installed_by_kite;
+            }
+            seen
+        })
+        .collect()
 }
 
 /// The user the API server authenticates this client as; `unknown` when it will not say.
@@ -78,13 +104,8 @@ async fn stack(client: &Client, longhorn_namespace: &str) -> Vec<StackComponent>
                 .and_then(|s| s.data.get("value").and_then(|v| v.as_str()).map(str::to_string)),
             Err(_) => None,
         };
-    [("kubevirt", kubevirt), ("cdi", cdi), ("longhorn", longhorn)]
+    [(StackName::KubeVirt, kubevirt), (StackName::Cdi, cdi), (StackName::Longhorn, longhorn)]
         .into_iter()
-        .map(|(name, version)| StackComponent {
-            name: name.into(),
-            version,
-            manifest_sha256: None,
-            installed_by_kite: false,
-        })
+        .map(|(name, version)| StackComponent { name, version, manifests: Vec::new(), installed_by_kite: false })
         .collect()
 }

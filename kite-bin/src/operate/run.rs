@@ -51,14 +51,24 @@ pub async fn execute(client: &Client, plan: &Plan, options: &RunOptions) -> anyh
         match &step.action {
             Action::Nothing => {}
             Action::Apply(objects) => objects::apply(client, &mut kinds, objects).await?,
-            Action::Delete { objects, orphan } => {
-                for theirs in objects::delete(client, &mut kinds, objects, *orphan).await? {
-                    output.note(index, &format!("{theirs} is not Kite's: left alone"));
+            Action::Delete { objects, orphan, owner } => {
+                for theirs in objects::delete(client, &mut kinds, objects, *orphan, *owner).await? {
+                    output.note(index, &format!("{theirs} is not {}: left alone", owner.possessive()));
                 }
             }
             Action::DeleteAll { api_version, kind } => {
                 let all = objects::all_of(client, &mut kinds, api_version, kind).await?;
-                objects::delete(client, &mut kinds, &all, false).await?;
+                objects::delete(client, &mut kinds, &all, false, objects::Owner::Kite).await?;
+            }
+            Action::Release(release) => {
+                for note in release.act(client, &mut kinds).await? {
+                    output.note(index, &note);
+                }
+            }
+            Action::RemoveHooks { namespaces, stale_only } => {
+                for note in super::stack::act::remove_hooks(client, namespaces, *stale_only).await? {
+                    output.note(index, &note);
+                }
             }
             Action::Record { installation, longhorn_namespace } => {
                 super::provenance::record(client, installation, longhorn_namespace).await?
@@ -101,6 +111,14 @@ async fn wait_for(client: &Client, wait: &Wait, index: usize, options: &RunOptio
         let left = timeout.saturating_sub(started.elapsed()).max(POLL);
         let now = match tokio::time::timeout(left, wait.observe(client)).await {
             Ok(Ok(observation)) if observation.done => return Ok(observation.now),
+            Ok(Ok(observation)) if observation.failed => {
+                options.output.waiting(index, &what, &observation.now, started.elapsed());
+                bail!(
+                    "stopped waiting for {what}: it cannot come. Observed: {}. What to do: {}",
+                    observation.now,
+                    wait.hint()
+                );
+            }
             Ok(Ok(observation)) => observation.now,
             // A read that fails is an observation too; the wait goes on until the timeout.
             Ok(Err(error)) => format!("cannot read it: {error:#}"),

@@ -15,8 +15,11 @@
 //! 5. the CRDs.
 //!
 //! Only what carries Kite's labels (or is of Kite's API group) is deleted.
-//! Nothing on the hosts is touched. Removing KubeVirt, CDI and Longhorn
-//! (`--stack`) is not built yet.
+//! Nothing on the hosts is touched. With `--stack`, KubeVirt, CDI and
+//! Longhorn (what `kite install` installed of them) are removed after Kite,
+//! as [`super::stack::removal`] plans it; their webhooks and APIServices
+//! left without a Service are removed first, since they stall every
+//! namespace's deletion.
 
 use super::objects::{self, Kinds};
 use super::plan::{Action, Change, ChangeKind, Check, Plan, Step, Wait};
@@ -40,7 +43,8 @@ pub struct UninstallArgs {
     /// Delete the golden images (and Kite's StorageClass) too: without it, they are kept.
     #[arg(long)]
     pub delete_images: bool,
-    /// Remove KubeVirt, CDI and Longhorn too (not built yet: refused).
+    /// Remove KubeVirt, CDI and Longhorn too (what kite install installed of them);
+    /// Longhorn's volumes go with it, so it needs --delete-images.
     #[arg(long)]
     pub stack: bool,
     /// Where Kite is: the options `kite install` was given.
@@ -106,15 +110,21 @@ pub async fn plan(client: &Client, args: &UninstallArgs) -> anyhow::Result<Plan>
             )
         });
     }
-    if args.stack {
+    let removal = if args.stack { super::stack::removal::plan(client).await? } else { Default::default() };
+    if args.stack && !args.delete_images {
         checks.push(Check::fail(
-            "KubeVirt, CDI and Longhorn",
-            "removing them is not built into kite uninstall yet",
-            "uninstall without --stack, then remove them in the order the book's Operating Kite gives",
+            "golden images",
+            "--stack removes Longhorn, and every volume with it: the golden images cannot be kept",
+            "pass --delete-images too, or uninstall without --stack",
         ));
     }
-    // An aggregated API that is down stalls the deletion of every namespace; it is not Kite's to remove.
+    checks.extend(removal.checks);
+    // An aggregated API that is down stalls the deletion of every namespace; unless the stack's removal
+    // takes it away, it is not Kite's to remove.
     for mut check in super::doctor::api_services(client).await? {
+        if removal.removed_hooks.contains(&check.name) {
+            continue;
+        }
         check.outcome = super::plan::Outcome::Warn;
         check.observed = format!(
             "{}; the namespaces this uninstall deletes will stay Terminating until it is Available or removed, and it is not Kite's, so it is left alone",
@@ -138,7 +148,7 @@ pub async fn plan(client: &Client, args: &UninstallArgs) -> anyhow::Result<Plan>
         }
     }
 
-    let mut steps = Vec::new();
+    let mut steps = removal.before;
     steps.push(Step {
         title: "delete the machines; the controller releases their disks".into(),
         changes: changes(&machines, ChangeKind::Delete),
@@ -180,7 +190,7 @@ pub async fn plan(client: &Client, args: &UninstallArgs) -> anyhow::Result<Plan>
             "delete the KitePlatform; keep its golden images, Kite's StorageClass and the cloner RBAC (--delete-images removes them)".into()
         },
         changes: if platform_there { changes(std::slice::from_ref(&platform), ChangeKind::Delete) } else { Vec::new() },
-        action: Action::Delete { objects: vec![platform.clone()], orphan: !args.delete_images },
+        action: Action::Delete { objects: vec![platform.clone()], orphan: !args.delete_images, owner: objects::Owner::Kite },
         wait: Some(Wait::Gone { objects: vec![platform] }),
     });
 
@@ -208,7 +218,7 @@ pub async fn plan(client: &Client, args: &UninstallArgs) -> anyhow::Result<Plan>
     steps.push(Step {
         title: format!("delete Kite's components in namespace {} and their cluster-wide RBAC", namespaces.platform),
         changes: present,
-        action: Action::Delete { objects: ours.clone(), orphan: false },
+        action: Action::Delete { objects: ours.clone(), orphan: false, owner: objects::Owner::Kite },
         wait: Some(Wait::Gone { objects: ours }),
     });
 
@@ -239,7 +249,7 @@ pub async fn plan(client: &Client, args: &UninstallArgs) -> anyhow::Result<Plan>
     steps.push(Step {
         title: "delete Kite's namespaces".into(),
         changes: namespace_changes,
-        action: Action::Delete { objects: doomed.clone(), orphan: false },
+        action: Action::Delete { objects: doomed.clone(), orphan: false, owner: objects::Owner::Kite },
         wait: (!doomed.is_empty()).then_some(Wait::Gone { objects: doomed }),
     });
     steps.push(Step {
@@ -253,8 +263,9 @@ pub async fn plan(client: &Client, args: &UninstallArgs) -> anyhow::Result<Plan>
             }
             present
         },
-        action: Action::Delete { objects: crds.clone(), orphan: false },
+        action: Action::Delete { objects: crds.clone(), orphan: false, owner: objects::Owner::Kite },
         wait: Some(Wait::Gone { objects: crds }),
     });
+    steps.extend(removal.after);
     Ok(Plan { operation: "uninstall".into(), checks, steps })
 }

@@ -9,7 +9,9 @@
 //! planned as a replacement: the object is deleted, waited on until gone,
 //! and created again. Each rollout is waited on (every replica updated and
 //! `Available`) before the next step, and the upgrade is recorded as the
-//! installation.
+//! installation. With `--from DIR`, KubeVirt, CDI and Longhorn (those
+//! `kite install` installed) are upgraded first to the releases there,
+//! refusing a downgrade or a skipped Longhorn minor version unless `--force`.
 
 use super::plan::{Action, Check, Plan, Step, Wait};
 use super::run::{self, RunOptions};
@@ -29,9 +31,17 @@ pub struct UpgradeArgs {
     /// The kubeconfig; without it, `KUBECONFIG`, `~/.kube/config` or the in-cluster account.
     #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
-    /// Go on with a downgrade (this binary older than what is installed).
+    /// Go on with a downgrade (this binary older than what is installed, or a
+    /// stack release older than what runs) or a skipped Longhorn minor version.
     #[arg(long)]
     pub force: bool,
+    /// A directory with the stack's release files to upgrade KubeVirt, CDI and Longhorn to
+    /// (those kite install installed); without it, only Kite is upgraded.
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+    /// Apply release files this build pins no SHA-256 for, recording their hashes unverified.
+    #[arg(long)]
+    pub allow_unpinned: bool,
     /// What is deployed: the options of `kite manifests`, as for `kite install`.
     #[command(flatten)]
     pub manifests: ManifestArgs,
@@ -113,7 +123,19 @@ pub async fn plan(client: &Client, args: &UpgradeArgs) -> anyhow::Result<Plan> {
     let (replaced, replace_checks) = replacements(client, options).await?;
     checks.extend(replace_checks);
 
-    let (mut steps, theirs) = super::install::apply_steps(client, options, None, InstallOperation::Upgrade).await?;
+    let mut releases = Vec::new();
+    let mut stack_steps = Vec::new();
+    if let Some(dir) = &args.from {
+        let (loaded, release_checks) = super::stack::release::load(dir, args.allow_unpinned);
+        checks.extend(release_checks);
+        let mode = super::stack::install::Mode::Upgrade { force: args.force };
+        let (more, steps) = super::stack::install::plan(client, &loaded, mode).await?;
+        checks.extend(more);
+        stack_steps = steps;
+        releases = loaded;
+    }
+    let (mut steps, theirs) =
+        super::install::apply_steps(client, options, None, InstallOperation::Upgrade, &releases).await?;
     for object in theirs {
         checks.push(Check::fail(object.clone(), "exists and is not Kite's", format!("remove it ({object})")));
     }
@@ -131,12 +153,13 @@ pub async fn plan(client: &Client, args: &UpgradeArgs) -> anyhow::Result<Plan> {
                 title: "replace what cannot change in place: delete it and wait until it is gone (it is created again next)"
                     .into(),
                 changes,
-                action: Action::Delete { objects: replaced.clone(), orphan: false },
+                action: Action::Delete { objects: replaced.clone(), orphan: false, owner: super::objects::Owner::Kite },
                 wait: Some(Wait::Gone { objects: replaced }),
             },
         );
     }
-    Ok(Plan { operation: "upgrade".into(), checks, steps })
+    stack_steps.extend(steps);
+    Ok(Plan { operation: "upgrade".into(), checks, steps: stack_steps })
 }
 
 /// A CRD version that objects are stored in must stay served.

@@ -4,6 +4,7 @@
 
 pub mod browser;
 pub mod console;
+pub mod operator;
 pub mod rbac_cluster;
 
 use k8s_openapi::api::core::v1::Namespace;

@@ -1,6 +1,7 @@
 //! kite-fake-apiserver as a cluster Kite is deployed on: authorizing by
 //! RBAC over HTTPS, with the simulated kubelet (Deployments become
-//! Available), KubeVirt and CDI, an admin kubeconfig, Longhorn's namespace,
+//! Available), KubeVirt and CDI, an admin kubeconfig, Longhorn's namespace
+//! (unless the stack comes from its simulated operators),
 //! and Kite's components started as processes under their ServiceAccounts.
 
 use super::{Process, kubectl};
@@ -30,16 +31,19 @@ impl RbacCluster {
     /// The server `builder` makes, authorizing by RBAC, serving HTTPS on loopback, simulating `simulation`.
     pub async fn start(builder: kite_testkit::Builder, simulation: SimulationConfig) -> Self {
         let server = builder.authorization(AuthorizationMode::Rbac).build().unwrap();
+        let with_longhorn = simulation.stack == kite_testkit::sim::StackSimulation::Installed;
         let simulation = kite_testkit::sim::start(&server, quick(simulation)).unwrap();
         let workloads = kite_testkit::sim::workloads::start(&server, Default::default()).unwrap();
         let address = server.listen_tls("127.0.0.1:0".parse().unwrap()).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let admin = dir.path().join("admin.kubeconfig");
         kite_testkit::kubeconfig::write_text(&admin, &server.admin_kubeconfig(address).unwrap()).unwrap();
-        let kubeconfig = admin.clone();
-        tokio::task::spawn_blocking(move || kubectl(&kubeconfig, &["create", "namespace", "longhorn-system"]))
-            .await
-            .unwrap();
+        if with_longhorn {
+            let kubeconfig = admin.clone();
+            tokio::task::spawn_blocking(move || kubectl(&kubeconfig, &["create", "namespace", "longhorn-system"]))
+                .await
+                .unwrap();
+        }
         Self { server, address, admin, dir, _simulation: simulation, _workloads: workloads }
     }
 

@@ -17,7 +17,7 @@ mod virtual_machine;
 
 pub use access_level::AccessLevel;
 pub use condition::{Condition, ConditionStatus, condition_types, set_condition};
-pub use installation::{InstallOperation, Installation, StackComponent};
+pub use installation::{InstallOperation, Installation, ReleaseFile, StackComponent, StackName};
 pub use machine_domains::{MachineDomainsSpec, MachineTls, PlatformIngressSpec};
 pub use offer::{KiteVirtualMachineOffer, KiteVirtualMachineOfferSpec, KiteVirtualMachineOfferStatus, OfferPhase};
 pub use platform::{

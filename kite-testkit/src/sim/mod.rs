@@ -31,6 +31,7 @@ mod guest_ssh;
 mod kubevirt;
 mod serial_login;
 mod service_lb;
+mod stack;
 pub mod workloads;
 
 pub use guest::{GuestConfig, GuestNetwork, GuestSsh, Guests, sshd_path, start_guests};
@@ -60,6 +61,20 @@ pub struct SimulationConfig {
     pub node_name: String,
     /// The address a `LoadBalancer` Service gets as its ingress; none are given one when `None`.
     pub load_balancer_ip: Option<String>,
+    /// Whether KubeVirt, CDI and Longhorn are there from the start, or come from their operators.
+    pub stack: StackSimulation,
+}
+
+/// How the stack Kite runs on comes to the simulated cluster.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StackSimulation {
+    /// Their CRDs are installed at start, as on a cluster where they already run.
+    #[default]
+    Installed,
+    /// Nothing is installed at start: applying their release manifests and
+    /// custom resources brings them, their operators simulated (see the
+    /// `stack` module's documentation), and deleting the resources removes them.
+    Operators,
 }
 
 impl Default for SimulationConfig {
@@ -70,6 +85,7 @@ impl Default for SimulationConfig {
             clone_steps: 3,
             node_name: "kite-node-1".into(),
             load_balancer_ip: None,
+            stack: StackSimulation::Installed,
         }
     }
 }
@@ -80,6 +96,8 @@ pub(crate) struct Rules {
     pub failing_volumes: Vec<(String, String, String)>,
     /// (namespace, name) of VirtualMachines that stay Starting.
     pub stuck_machines: Vec<(String, String)>,
+    /// Longhorn's uninstall job leaves its webhook configurations behind.
+    pub longhorn_leaves_webhooks: bool,
 }
 
 /// The running simulation; it stops when dropped.
@@ -103,6 +121,12 @@ impl Simulation {
     pub fn hold_in_starting(&self, namespace: &str, name: &str) {
         self.rules().stuck_machines.push((namespace.into(), name.into()));
     }
+
+    /// Makes Longhorn's uninstall job leave its webhook configurations
+    /// behind, as the existing platform once saw them outlive their Service.
+    pub fn leave_longhorn_webhooks(&self) {
+        self.rules().longhorn_leaves_webhooks = true;
+    }
 }
 
 impl Drop for Simulation {
@@ -123,9 +147,11 @@ pub fn install(server: &FakeApiServer) -> Result<(), Error> {
     Ok(())
 }
 
-/// Installs the CRDs and starts the simulated runtime.
+/// Installs the CRDs (unless the stack comes from its operators) and starts the simulated runtime.
 pub fn start(server: &FakeApiServer, config: SimulationConfig) -> Result<Simulation, Error> {
-    install(server)?;
+    if config.stack == StackSimulation::Installed {
+        install(server)?;
+    }
     let rules = Arc::new(Mutex::new(Rules::default()));
     let weak = Arc::downgrade(&server.inner);
     let task = server.inner.runtime.spawn(run(weak, config, rules.clone()));
@@ -138,6 +164,9 @@ async fn run(weak: Weak<Inner>, config: SimulationConfig, rules: Arc<Mutex<Rules
         ticker.tick().await;
         let Some(inner) = weak.upgrade() else { return };
         let rules = rules.lock().unwrap_or_else(|p| p.into_inner());
+        if config.stack == StackSimulation::Operators {
+            stack::step(&inner, &config.node_name, &rules);
+        }
         cdi::step(&inner, &config, &rules);
         kubevirt::step(&inner, &config, &rules);
         if let Some(ip) = &config.load_balancer_ip {
@@ -192,14 +221,22 @@ pub(crate) fn write(
 
 pub(crate) fn delete(inner: &Arc<Inner>, group: &str, plural: &str, namespace: &str, name: &str) {
     let key = crate::registry::ResourceKey { group: group.into(), plural: plural.into() };
-    let mut store = inner.store();
-    let _ = crate::lifecycle::delete(
-        inner,
-        &mut store,
-        &key,
-        &(namespace.into(), name.into()),
-        crate::lifecycle::DeleteOptions::BACKGROUND,
-    );
+    let result = {
+        let mut store = inner.store();
+        crate::lifecycle::delete(
+            inner,
+            &mut store,
+            &key,
+            &(namespace.into(), name.into()),
+            crate::lifecycle::DeleteOptions::BACKGROUND,
+        )
+    };
+    // A CRD deleted goes on as the API server's does: its objects removed, then the CRD.
+    // (The registry's guard must be gone before: finishing a CRD withdraws its kind from the registry.)
+    let resource = inner.registry().by_key(&key);
+    if let (Ok(deleted), Some(resource)) = (result, resource) {
+        crate::crd::after_write(inner, &resource, &deleted);
+    }
 }
 
 /// A condition in the upstream shape, keeping `lastTransitionTime` while the status stays.
