@@ -17,10 +17,8 @@ use super::observe::{deployment_state, platform_state, termination};
 use super::plan::{Check, Outcome};
 use super::report::Output;
 use anyhow::{Context, bail};
-use k8s_openapi::api::admissionregistration::v1::ServiceReference;
-use k8s_openapi::api::admissionregistration::v1::{MutatingWebhookConfiguration, ValidatingWebhookConfiguration};
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Namespace, Service};
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kite_core::api::{AccessLevel, KitePlatform, KiteUser, PLATFORM_NAME};
@@ -190,6 +188,32 @@ async fn deployments(client: &Client, namespace: &str, platform: Option<&KitePla
     Ok(checks)
 }
 
+/// Each stack component as recorded: `KubeVirt v1.9.0 (installed by kite install from
+/// kubevirt-operator.yaml sha256:d7bbd58903f0…, unpinned)`.
+fn stack_provenance(stack: &[kite_core::api::StackComponent]) -> String {
+    let parts: Vec<String> = stack
+        .iter()
+        .map(|c| {
+            let version = c.version.as_deref().unwrap_or("version not reported");
+            let origin = if c.installed_by_kite {
+                let files: Vec<String> = c
+                    .manifests
+                    .iter()
+                    .map(|f| {
+                        let short = f.sha256.get(..12).unwrap_or(&f.sha256);
+                        format!("{} sha256:{short}…{}", f.file, if f.pinned { ", pinned" } else { ", unpinned" })
+                    })
+                    .collect();
+                format!("installed by kite install from {}", files.join(", "))
+            } else {
+                "not installed by Kite".to_string()
+            };
+            format!("{} {version} ({origin})", c.name.title())
+        })
+        .collect();
+    if parts.is_empty() { "not recorded".into() } else { parts.join("; ") }
+}
+
 fn platform_checks(platform: Option<&KitePlatform>) -> Vec<Check> {
     let Some(platform) = platform else {
         return vec![Check::fail("KitePlatform", "missing", "kite install --platform platform.yaml")];
@@ -198,8 +222,13 @@ fn platform_checks(platform: Option<&KitePlatform>) -> Vec<Check> {
         Some(i) => Check::ok(
             "installation",
             format!(
-                "Kite {} from {}, by {} at {} ({:?})",
-                i.kite_version, i.image, i.installed_by, i.completed_at.0, i.operation
+                "Kite {} from {}, by {} at {} ({:?}); stack: {}",
+                i.kite_version,
+                i.image,
+                i.installed_by,
+                i.completed_at.0,
+                i.operation,
+                stack_provenance(&i.stack)
             ),
         ),
         None => Check::warn(
@@ -268,10 +297,6 @@ async fn namespaces(client: &Client) -> anyhow::Result<Vec<Check>> {
         .collect())
 }
 
-fn service_name(service: Option<&ServiceReference>) -> Option<(String, String)> {
-    service.map(|s| (s.namespace.clone(), s.name.clone()))
-}
-
 pub(super) async fn api_services(client: &Client) -> anyhow::Result<Vec<Check>> {
     let all =
         Api::<APIService>::all(client.clone()).list(&ListParams::default()).await.context("listing APIServices")?;
@@ -313,56 +338,21 @@ pub(super) async fn api_services(client: &Client) -> anyhow::Result<Vec<Check>> 
         .collect())
 }
 
-/// Each configuration of kind `K` as its name and the Services its webhooks call.
-async fn calls<K>(
-    client: &Client,
-    what: &str,
-    services: impl Fn(K) -> Vec<Option<ServiceReference>>,
-) -> anyhow::Result<Vec<(String, Vec<Option<ServiceReference>>)>>
-where
-    K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-{
-    let list =
-        Api::<K>::all(client.clone()).list(&ListParams::default()).await.with_context(|| format!("listing {what}"))?;
-    Ok(list.items.into_iter().map(|c| (c.meta().name.clone().unwrap_or_default(), services(c))).collect())
-}
-
+/// Webhook configurations whose Service is gone.
 async fn webhooks(client: &Client) -> anyhow::Result<Vec<Check>> {
-    let validating = calls(client, "validating webhook configurations", |c: ValidatingWebhookConfiguration| {
-        c.webhooks.into_iter().flatten().map(|h| h.client_config.service).collect()
-    })
-    .await?;
-    let mutating = calls(client, "mutating webhook configurations", |c: MutatingWebhookConfiguration| {
-        c.webhooks.into_iter().flatten().map(|h| h.client_config.service).collect()
-    })
-    .await?;
-    let mut targets: Vec<(&str, String, (String, String))> = Vec::new();
-    for (kind, configurations) in
-        [("validatingwebhookconfiguration", validating), ("mutatingwebhookconfiguration", mutating)]
-    {
-        for (name, services) in configurations {
-            for service in services.iter().filter_map(|s| service_name(s.as_ref())) {
-                targets.push((kind, name.clone(), service));
-            }
-        }
-    }
-    targets.dedup();
-    let mut checks = Vec::new();
-    for (kind, name, (namespace, service)) in targets {
-        let exists = Api::<Service>::namespaced(client.clone(), &namespace)
-            .get_opt(&service)
-            .await
-            .with_context(|| format!("reading Service {namespace}/{service}"))?
-            .is_some();
-        if !exists {
-            checks.push(Check::fail(
-                format!("{kind} {name}"),
+    let hooks = super::stack::act::hooks(client).await?;
+    Ok(hooks
+        .iter()
+        .filter(|h| h.kind != "APIService" && !h.service_exists)
+        .map(|h| {
+            let (kind, (namespace, service)) = (h.kind.to_lowercase(), &h.service);
+            Check::fail(
+                format!("{kind} {}", h.name),
                 format!("calls Service {namespace}/{service}, which does not exist: every request it matches fails, and namespaces it covers cannot be cleaned"),
-                format!("if its component was removed: kubectl delete {kind} {name}"),
-            ));
-        }
-    }
-    Ok(checks)
+                format!("if its component was removed: kubectl delete {kind} {}", h.name),
+            )
+        })
+        .collect())
 }
 
 async fn data_volumes(client: &Client) -> Vec<Check> {

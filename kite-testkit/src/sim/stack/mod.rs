@@ -97,16 +97,13 @@ pub(super) fn add_finalizer(
         return;
     }
     finalizers.push(json!(finalizer));
-    let namespace = super::namespace_of(object);
-    write(
-        inner,
-        manager,
-        api,
-        namespace,
-        Some(name_of(object)),
-        json!({"metadata": {"finalizers": finalizers}}),
-        false,
-    );
+    set_finalizers(inner, manager, api, object, finalizers);
+}
+
+/// Writes `object`'s finalizers as `finalizers`.
+fn set_finalizers(inner: &Arc<Inner>, manager: &str, api: (&str, &str, &str), object: &Value, finalizers: Vec<Value>) {
+    let patch = json!({"metadata": {"finalizers": finalizers}});
+    write(inner, manager, api, super::namespace_of(object), Some(name_of(object)), patch, false);
 }
 
 /// Removes `finalizer` from `object`.
@@ -124,16 +121,7 @@ pub(super) fn drop_finalizer(
         .filter(|f| *f != finalizer)
         .cloned()
         .collect();
-    let namespace = super::namespace_of(object);
-    write(
-        inner,
-        manager,
-        api,
-        namespace,
-        Some(name_of(object)),
-        json!({"metadata": {"finalizers": finalizers}}),
-        false,
-    );
+    set_finalizers(inner, manager, api, object, finalizers);
 }
 
 /// A Deployment of one replica running `image`, its pods labelled `labels`.
