@@ -12,7 +12,7 @@ use kite_testkit::fixtures::eventually;
 use kite_testkit::openssh::{free_port, text};
 use serde_json::Value;
 use std::time::Duration;
-use support::operator::{Cluster, lines_with, said};
+use support::operator::{Cluster, a_user_with_a_machine, lines_with, said};
 use support::{Process, kubectl};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -242,30 +242,6 @@ async fn installed(cluster: &Cluster) -> Process {
     let (installed, controller) = tokio::join!(install, cluster.controller_when_deployed());
     assert!(installed.status.success(), "{}", said(&installed));
     controller
-}
-
-/// A user with a machine, made with kubectl; once the controller has taken the machine (its finalizer).
-async fn a_user_with_a_machine(cluster: &Cluster) {
-    let user = serde_json::to_string(&kite_testkit::fixtures::a_user("bob")).unwrap();
-    let vm = serde_json::to_string(&kite_testkit::fixtures::a_vm("web").in_namespace("kite-user-bob").build()).unwrap();
-    let (user_file, vm_file) = (cluster.dir.path().join("user.json"), cluster.dir.path().join("vm.json"));
-    std::fs::write(&user_file, user).unwrap();
-    std::fs::write(&vm_file, vm).unwrap();
-    let admin = cluster.admin.clone();
-    tokio::task::spawn_blocking(move || kubectl(&admin, &["apply", "-f", user_file.to_str().unwrap()])).await.unwrap();
-    let vms: kube::Api<kite_core::api::KiteVirtualMachine> = kube::Api::all(cluster.server.client());
-    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(cluster.server.client());
-    eventually(Duration::from_secs(30), "bob's namespace", || async {
-        namespaces.get_opt("kite-user-bob").await.ok().flatten().map(|_| ())
-    })
-    .await;
-    let admin = cluster.admin.clone();
-    tokio::task::spawn_blocking(move || kubectl(&admin, &["apply", "-f", vm_file.to_str().unwrap()])).await.unwrap();
-    eventually(Duration::from_secs(30), "the controller to take the machine", || async {
-        let vm = vms.list(&Default::default()).await.ok()?.items.into_iter().next()?;
-        (!vm.metadata.finalizers.unwrap_or_default().is_empty()).then_some(())
-    })
-    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,7 +15,7 @@ use kite_testkit::stack_release::{self, Versions};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use support::operator::{Cluster, lines_with, said};
+use support::operator::{Cluster, a_user_with_a_machine, lines_with, said};
 use support::{Process, kubectl};
 
 /// The release files at `versions`, in a directory of their own under the cluster's.
@@ -280,7 +280,7 @@ async fn namespaces_deleted_before_their_operators_finished_are_reproduced_then_
 async fn a_stack_upgrade_refuses_a_downgrade_a_skipped_longhorn_minor_and_a_changed_file_then_rolls_out() {
     let cluster = Cluster::without_the_stack(FakeApiServer::builder()).await;
     let dir = release(&cluster, "release", &Versions::default());
-    let (_, _controller) = install_everything(&cluster, &dir).await;
+    let (_, controller) = install_everything(&cluster, &dir).await;
     let writes = admin_writes(&cluster);
     let upgrade = |dir: PathBuf| {
         let from = dir.to_str().unwrap().to_string();
@@ -337,4 +337,35 @@ async fn a_stack_upgrade_refuses_a_downgrade_a_skipped_longhorn_minor_and_a_chan
     assert_eq!(entry("longhorn")["manifests"][0]["sha256"], sha256(&next.join("longhorn.yaml")).as_str());
     assert_eq!(entry("kubevirt")["version"], "v1.9.1", "{installation}");
     assert_eq!(entry("cdi")["version"], "v1.66.0", "{installation}");
+
+    // The doctor then finds the platform's StorageClass drifted from its settings, and a machine without its VirtualMachine.
+    a_user_with_a_machine(&cluster).await;
+    kubectl(
+        &cluster.admin,
+        &["patch", "kiteplatform", "kite", "--type=merge", "-p", r#"{"spec":{"storage":{"dataLocality":"disabled"}}}"#],
+    );
+    eventually(Duration::from_secs(30), "the controller to see the drift and the machine to run", || async {
+        let platform = cluster.get(&["kiteplatform", "kite"]);
+        let drifted = platform["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "StorageClassDrifted" && c["status"] == "True");
+        let machine = cluster.get(&["kitevirtualmachine", "-n", "kite-user-bob", "web"]);
+        (drifted && machine["status"]["phase"] == "Running").then_some(())
+    })
+    .await;
+    drop(controller);
+    kubectl(&cluster.admin, &["-n", "kite-user-bob", "delete", "virtualmachine", "web"]);
+    let doctor = cluster.kite(&["doctor"]).await;
+    let found = said(&doctor);
+    assert!(!doctor.status.success(), "{found}");
+    assert!(
+        found.contains("FAIL StorageClass kite-vm-storage: differs from the platform's storage settings"),
+        "{found}"
+    );
+    assert!(
+        found.contains("FAIL Kite's objects: KiteVirtualMachine kite-user-bob/web has no VirtualMachine"),
+        "{found}"
+    );
 }

@@ -94,6 +94,8 @@ pub async fn checks(client: &Client, namespace: &str) -> anyhow::Result<Vec<Chec
     checks.extend(webhooks(client).await?);
     checks.extend(data_volumes(client).await);
     checks.push(super::preflight::storage_classes(client).await?);
+    checks.extend(super::consistency::storage_class(platform.as_ref()));
+    checks.push(super::consistency::children(client).await?);
     Ok(checks)
 }
 

@@ -18,6 +18,7 @@
 //! Every step is idempotent: a command cut off half-way (Ctrl-C, a crash)
 //! plans again from what the cluster holds and goes on from there.
 
+pub mod consistency;
 pub mod doctor;
 pub mod install;
 pub mod objects;

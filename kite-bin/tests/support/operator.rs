@@ -86,3 +86,27 @@ pub fn said(output: &Output) -> String {
 pub fn lines_with<'a>(output: &'a str, word: &str) -> Vec<&'a str> {
     output.lines().filter(|l| l.contains(word)).collect()
 }
+
+/// A user with a machine, made with kubectl; once the controller has taken the machine (its finalizer).
+pub async fn a_user_with_a_machine(cluster: &Cluster) {
+    let user = serde_json::to_string(&kite_testkit::fixtures::a_user("bob")).unwrap();
+    let vm = serde_json::to_string(&kite_testkit::fixtures::a_vm("web").in_namespace("kite-user-bob").build()).unwrap();
+    let (user_file, vm_file) = (cluster.dir.path().join("user.json"), cluster.dir.path().join("vm.json"));
+    std::fs::write(&user_file, user).unwrap();
+    std::fs::write(&vm_file, vm).unwrap();
+    let admin = cluster.admin.clone();
+    tokio::task::spawn_blocking(move || kubectl(&admin, &["apply", "-f", user_file.to_str().unwrap()])).await.unwrap();
+    let vms: kube::Api<kite_core::api::KiteVirtualMachine> = kube::Api::all(cluster.server.client());
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(cluster.server.client());
+    eventually(Duration::from_secs(30), "bob's namespace", || async {
+        namespaces.get_opt("kite-user-bob").await.ok().flatten().map(|_| ())
+    })
+    .await;
+    let admin = cluster.admin.clone();
+    tokio::task::spawn_blocking(move || kubectl(&admin, &["apply", "-f", vm_file.to_str().unwrap()])).await.unwrap();
+    eventually(Duration::from_secs(30), "the controller to take the machine", || async {
+        let vm = vms.list(&Default::default()).await.ok()?.items.into_iter().next()?;
+        (!vm.metadata.finalizers.unwrap_or_default().is_empty()).then_some(())
+    })
+    .await;
+}
