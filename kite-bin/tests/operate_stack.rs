@@ -369,3 +369,33 @@ async fn a_stack_upgrade_refuses_a_downgrade_a_skipped_longhorn_minor_and_a_chan
         "{found}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_component_installed_by_someone_else_is_never_taken_over() {
+    let cluster = Cluster::without_the_stack(FakeApiServer::builder()).await;
+    let dir = release(&cluster, "release", &Versions::default());
+    // KubeVirt's operator applied by hand, as its project documents.
+    kubectl(&cluster.admin, &["apply", "-f", dir.join("kubevirt-operator.yaml").to_str().unwrap()]);
+    let platform = cluster.platform_file();
+    let writes = admin_writes(&cluster);
+    let from = dir.to_str().unwrap();
+    let refused = cluster
+        .kite(&["install", "--from", from, "--allow-unpinned", "--yes", "--platform", platform.to_str().unwrap()])
+        .await;
+    let log = said(&refused);
+    assert!(!refused.status.success(), "{log}");
+    assert!(
+        log.contains(
+            "FAIL KubeVirt: installed (kubevirts.kubevirt.io exists) but not by kite install: Kite never takes it over"
+        ),
+        "{log}"
+    );
+    assert!(log.contains("fix: use it as it is: kite install --skip-stack"), "{log}");
+    assert!(lines_with(&log, "FAIL Deployment kubevirt/virt-operator").is_empty(), "said once, not per object: {log}");
+    assert_eq!(admin_writes(&cluster), writes, "nothing was written");
+
+    let uninstall = cluster.kite(&["uninstall", "--stack", "--delete-images", "--plan"]).await;
+    let plan = said(&uninstall);
+    assert!(plan.contains("WARN KubeVirt: installed, but not by kite install (kubevirts.kubevirt.io has no hy3ons.github.io/stack label): left alone"), "{plan}");
+    assert!(lines_with(&plan, "delete Deployment kubevirt/virt-operator").is_empty(), "{plan}");
+}

@@ -209,7 +209,9 @@ pub async fn plan(client: &Client, releases: &[Release], mode: Mode) -> anyhow::
         checks.push(check(release, found.as_ref(), mode));
         let (more, theirs) = self::steps(client, &mut kinds, release).await?;
         steps.extend(more);
-        for object in theirs {
+        // A component someone else installed has failed already, once: its objects are not listed again.
+        let someone_elses = found.as_ref().is_some_and(|f| !f.by_kite);
+        for object in theirs.into_iter().filter(|_| !someone_elses) {
             checks.push(Check::fail(
                 object.clone(),
                 format!("exists and was not applied by kite install for {}", release.upstream.name.title()),
