@@ -79,6 +79,15 @@ impl Owner {
     }
 }
 
+/// Just what names an object (`apiVersion`, `kind`, `metadata.name` and `namespace`): for deleting it and waiting for it.
+pub fn reference(object: &Value) -> Value {
+    let mut metadata = serde_json::json!({ "name": object["metadata"]["name"] });
+    if let Some(namespace) = object["metadata"]["namespace"].as_str() {
+        metadata["namespace"] = namespace.into();
+    }
+    serde_json::json!({ "apiVersion": object["apiVersion"], "kind": object["kind"], "metadata": metadata })
+}
+
 /// Whether a live object is Kite's: labelled by `kite manifests` or by Kite's controller, or of Kite's own API group.
 pub fn is_kites(live: &Value) -> bool {
     let group = live["spec"]["group"].as_str();

@@ -74,15 +74,6 @@ fn changes(objects: &[Value], change: ChangeKind) -> Vec<Change> {
     objects.iter().map(|o| Change { change, object: objects::describe(o) }).collect()
 }
 
-/// Just what names an object: for deleting it and waiting for it to go.
-fn reference(object: &Value) -> Value {
-    let mut metadata = json!({ "name": object["metadata"]["name"] });
-    if let Some(namespace) = object["metadata"]["namespace"].as_str() {
-        metadata["namespace"] = namespace.into();
-    }
-    json!({ "apiVersion": object["apiVersion"], "kind": object["kind"], "metadata": metadata })
-}
-
 /// The checks and steps of removing Kite from what `client` reaches.
 pub async fn plan(client: &Client, args: &UninstallArgs) -> anyhow::Result<Plan> {
     let mut kinds = Kinds::default();
@@ -196,7 +187,7 @@ pub async fn plan(client: &Client, args: &UninstallArgs) -> anyhow::Result<Plan>
 
     let all = crate::manifests::objects(&args.manifests)?;
     let (crds, rest): (Vec<Value>, Vec<Value>) =
-        all.iter().map(reference).partition(|o| o["kind"] == "CustomResourceDefinition");
+        all.iter().map(objects::reference).partition(|o| o["kind"] == "CustomResourceDefinition");
     let (namespace_objects, mut components): (Vec<Value>, Vec<Value>) =
         rest.into_iter().partition(|o| o["kind"] == "Namespace");
     components.reverse();

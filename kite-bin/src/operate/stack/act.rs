@@ -4,12 +4,15 @@
 
 use crate::operate::objects::{self, Kinds};
 use anyhow::Context;
-use k8s_openapi::api::admissionregistration::v1::{MutatingWebhookConfiguration, ValidatingWebhookConfiguration};
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ServiceReference, ValidatingWebhookConfiguration,
+};
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::{Client, discovery};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 
 /// A finalizer to release when the operator that would release it is not running.
 #[derive(Clone, Debug)]
@@ -41,11 +44,7 @@ impl Release {
     /// Releases the finalizer when the operator is not running; says what it released.
     pub async fn act(&self, client: &Client, kinds: &mut Kinds) -> anyhow::Result<Vec<String>> {
         let operator = objects::live(client, kinds, &self.operator).await?;
-        let running = operator.as_ref().is_some_and(|o| {
-            o["status"]["availableReplicas"].as_i64().unwrap_or(0) > 0
-                || o["status"]["numberReady"].as_i64().unwrap_or(0) > 0
-        });
-        if running {
+        if operator.as_ref().is_some_and(has_ready_pods) {
             return Ok(Vec::new());
         }
         let held = match &self.scope {
@@ -96,6 +95,12 @@ impl Release {
         }
         Ok(notes)
     }
+}
+
+/// Whether a Deployment (an available replica) or a DaemonSet (a ready pod) runs something.
+pub fn has_ready_pods(workload: &Value) -> bool {
+    workload["status"]["availableReplicas"].as_i64().unwrap_or(0) > 0
+        || workload["status"]["numberReady"].as_i64().unwrap_or(0) > 0
 }
 
 fn has_finalizer(live: &Value, finalizer: &str) -> bool {
@@ -150,36 +155,38 @@ impl Hook {
     }
 }
 
+/// Each configuration of kind `K` as its name and the Services its webhooks call.
+async fn webhook_services<K>(
+    client: &Client,
+    what: &str,
+    services: impl Fn(K) -> Vec<ServiceReference>,
+) -> anyhow::Result<Vec<(String, Vec<ServiceReference>)>>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let list =
+        Api::<K>::all(client.clone()).list(&ListParams::default()).await.with_context(|| format!("listing {what}"))?;
+    Ok(list.items.into_iter().map(|c| (c.meta().name.clone().unwrap_or_default(), services(c))).collect())
+}
+
 /// Every webhook configuration and APIService that calls a Service, with whether the Service exists.
 pub async fn hooks(client: &Client) -> anyhow::Result<Vec<Hook>> {
     let mut found: Vec<(&'static str, String, (String, String))> = Vec::new();
+    let validating =
+        webhook_services(client, "validating webhook configurations", |c: ValidatingWebhookConfiguration| {
+            c.webhooks.into_iter().flatten().filter_map(|h| h.client_config.service).collect()
+        });
+    let mutating = webhook_services(client, "mutating webhook configurations", |c: MutatingWebhookConfiguration| {
+        c.webhooks.into_iter().flatten().filter_map(|h| h.client_config.service).collect()
+    });
+    for (kind, configurations) in
+        [("ValidatingWebhookConfiguration", validating.await?), ("MutatingWebhookConfiguration", mutating.await?)]
+    {
+        for (name, services) in configurations {
+            found.extend(services.into_iter().map(|s| (kind, name.clone(), (s.namespace, s.name))));
+        }
+    }
     let params = ListParams::default();
-    for c in Api::<ValidatingWebhookConfiguration>::all(client.clone())
-        .list(&params)
-        .await
-        .context("listing validating webhook configurations")?
-    {
-        for service in c.webhooks.into_iter().flatten().filter_map(|h| h.client_config.service) {
-            found.push((
-                "ValidatingWebhookConfiguration",
-                c.metadata.name.clone().unwrap_or_default(),
-                (service.namespace, service.name),
-            ));
-        }
-    }
-    for c in Api::<MutatingWebhookConfiguration>::all(client.clone())
-        .list(&params)
-        .await
-        .context("listing mutating webhook configurations")?
-    {
-        for service in c.webhooks.into_iter().flatten().filter_map(|h| h.client_config.service) {
-            found.push((
-                "MutatingWebhookConfiguration",
-                c.metadata.name.clone().unwrap_or_default(),
-                (service.namespace, service.name),
-            ));
-        }
-    }
     for a in Api::<APIService>::all(client.clone()).list(&params).await.context("listing APIServices")? {
         if let Some(service) = a.spec.and_then(|s| s.service) {
             let namespace = service.namespace.unwrap_or_default();
@@ -191,14 +198,24 @@ pub async fn hooks(client: &Client) -> anyhow::Result<Vec<Hook>> {
         }
     }
     found.dedup();
+    // Each Service is read once, however many hooks call it.
+    let mut exists: HashMap<(String, String), bool> = HashMap::new();
     let mut hooks = Vec::new();
-    for (kind, name, (namespace, service)) in found {
-        let service_exists = Api::<Service>::namespaced(client.clone(), &namespace)
-            .get_opt(&service)
-            .await
-            .with_context(|| format!("reading Service {namespace}/{service}"))?
-            .is_some();
-        hooks.push(Hook { kind, name, service: (namespace, service), service_exists });
+    for (kind, name, service) in found {
+        let service_exists = match exists.get(&service) {
+            Some(known) => *known,
+            None => {
+                let (namespace, name) = &service;
+                let there = Api::<Service>::namespaced(client.clone(), namespace)
+                    .get_opt(name)
+                    .await
+                    .with_context(|| format!("reading Service {namespace}/{name}"))?
+                    .is_some();
+                exists.insert(service.clone(), there);
+                there
+            }
+        };
+        hooks.push(Hook { kind, name, service, service_exists });
     }
     Ok(hooks)
 }

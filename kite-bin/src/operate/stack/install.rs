@@ -123,15 +123,6 @@ fn labelled(mut object: Value, upstream: Upstream) -> Value {
     object
 }
 
-/// Just what names `object`: for waits.
-fn reference(object: &Value) -> Value {
-    let mut metadata = json!({ "name": object["metadata"]["name"] });
-    if let Some(namespace) = object["metadata"]["namespace"].as_str() {
-        metadata["namespace"] = json!(namespace);
-    }
-    json!({ "apiVersion": object["apiVersion"], "kind": object["kind"], "metadata": metadata })
-}
-
 /// The steps that apply `release`: its CRDs (then `Established`), its
 /// operator (then its workload ready), its custom resource with
 /// `uninstallStrategy: BlockUninstallIfWorkloadsExist` unless the file
@@ -184,7 +175,7 @@ pub async fn steps(client: &Client, kinds: &mut Kinds, release: &Release) -> any
             .collect();
         let (changes, more) = objects::plan_as(client, kinds, &resources, owner).await?;
         theirs.extend(more);
-        let resource = resources.first().map(reference);
+        let resource = resources.first().map(objects::reference);
         steps.push(Step {
             title: format!(
                 "apply {}'s custom resource ({file}; uninstall blocked while workloads exist)",

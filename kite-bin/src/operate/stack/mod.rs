@@ -146,11 +146,6 @@ impl Upstream {
     pub fn pin(&self, version: &str, file: &str) -> Option<&'static str> {
         PINS.iter().find(|(n, v, f, _)| *n == self.name && *v == version && *f == file).map(|(_, _, _, hash)| *hash)
     }
-
-    /// The label selector of what Kite applied for this component.
-    pub fn selector(&self) -> String {
-        format!("{STACK_LABEL}={}", self.name.id())
-    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use super::Upstream;
 use crate::operate::plan::Check;
-use kite_core::api::{ReleaseFile, StackName};
+use kite_core::api::ReleaseFile;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -150,11 +150,6 @@ fn load_one(dir: &Path, upstream: Upstream, allow_unpinned: bool) -> Result<(Rel
         ));
     };
     Ok((release, check))
-}
-
-/// Whether `name`'s release is among `releases`.
-pub fn find(releases: &[Release], name: StackName) -> Option<&Release> {
-    releases.iter().find(|r| r.upstream.name == name)
 }
 
 #[cfg(test)]

@@ -173,9 +173,8 @@ async fn longhorn(client: &Client, kinds: &mut Kinds, upstream: Upstream) -> any
     let (kind, name) = upstream.workload;
     let manager_ref = reference("apps/v1", kind, Some(namespace), name);
     let manager = objects::live(client, kinds, &manager_ref).await?;
-    let running = manager.as_ref().is_some_and(|m| {
-        m["metadata"]["deletionTimestamp"].is_null() && m["status"]["numberReady"].as_i64().unwrap_or(0) > 0
-    });
+    let running =
+        manager.as_ref().is_some_and(|m| m["metadata"]["deletionTimestamp"].is_null() && act::has_ready_pods(m));
     let mut steps = Vec::new();
     if let Some(manager) = manager.filter(|_| running) {
         let flag = json!({ "apiVersion": "longhorn.io/v1beta2", "kind": "Setting",

@@ -187,21 +187,25 @@ pub(super) fn serve_webhooks(inner: &Arc<Inner>, namespace: &str, name: &str, up
     }
 }
 
+/// The upstream CRDs, built once: their schemas are large, and the operators look at them on every step.
+fn upstream_crds() -> &'static [Value] {
+    static CRDS: std::sync::OnceLock<Vec<Value>> = std::sync::OnceLock::new();
+    CRDS.get_or_init(crate::upstream::crds)
+}
+
 /// Installs the upstream CRDs of `group` that are not there yet.
 pub(super) fn install_crds(inner: &Arc<Inner>, manager: &str, group: &str) {
-    for crd in crate::upstream::crds() {
-        if crd["spec"]["group"] == group {
-            ensure(inner, manager, CRDS, crd);
+    for crd in upstream_crds().iter().filter(|crd| crd["spec"]["group"] == group) {
+        if find(inner, CRDS.0, CRDS.2, "", name_of(crd)).is_none() {
+            write(inner, manager, CRDS, "", None, crd.clone(), false);
         }
     }
 }
 
 /// Deletes the upstream CRDs of `group` (the operator's own CRD comes from its manifest and stays).
 pub(super) fn remove_crds(inner: &Arc<Inner>, group: &str) {
-    for crd in crate::upstream::crds() {
-        if crd["spec"]["group"] == group {
-            remove(inner, CRDS, "", name_of(&crd));
-        }
+    for crd in upstream_crds().iter().filter(|crd| crd["spec"]["group"] == group) {
+        remove(inner, CRDS, "", name_of(crd));
     }
 }
 
