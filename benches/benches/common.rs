@@ -35,7 +35,23 @@ pub(crate) fn kite_binary() -> PathBuf {
     path
 }
 
-/// A running `kite gateway` with one route, `bench`, to `sshd`.
+/// A command running `kite`, or, when `KITE_BENCH_WRAPPER` is set, running
+/// it under that command: `KITE_BENCH_WRAPPER="heaptrack -o /tmp/kite"`
+/// profiles its memory (the figures it then prints are the wrapper's).
+pub(crate) fn kite_command() -> Command {
+    let wrapper = std::env::var("KITE_BENCH_WRAPPER").unwrap_or_default();
+    let mut words = wrapper.split_whitespace().map(String::from);
+    match words.next() {
+        Some(program) => {
+            let mut command = Command::new(program);
+            command.args(words).arg(kite_binary());
+            command
+        }
+        None => Command::new(kite_binary()),
+    }
+}
+
+/// A running `kite gateway` with one route, `bench`, to an upstream.
 pub(crate) struct Gateway {
     pub(crate) port: u16,
     pub(crate) child: Child,
@@ -44,21 +60,31 @@ pub(crate) struct Gateway {
 }
 
 impl Gateway {
+    /// Routes `bench` to `sshd`.
     pub(crate) fn start(sshd: &Sshd, upstream_key: &russh::keys::PrivateKey) -> Self {
+        Self::start_to(&sshd.address(), sshd.host_key.public_key(), upstream_key)
+    }
+
+    /// Routes `bench` to `root` at `address`, whose host key is `host_key`, logging in with `upstream_key`.
+    pub(crate) fn start_to(
+        address: &str,
+        host_key: &russh::keys::PublicKey,
+        upstream_key: &russh::keys::PrivateKey,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         write_key(&dir.path().join("upstream"), upstream_key);
         let user = new_key();
         write_key(&dir.path().join("user"), &user);
         let port = free_port();
         let config = format!(
-            "listen = \"127.0.0.1:{port}\"\nhost_key = \"host\"\n[options]\nmax_connections = 5000\n\n[[route]]\nuser = \"bench\"\n\
+            "listen = \"127.0.0.1:{port}\"\nhost_key = \"host\"\n[options]\nmax_connections = 5000\n# All sessions come from one address, 50 at a time.\nmax_unauthenticated_per_source = 100\n\n[[route]]\nuser = \"bench\"\n\
              authorized_keys = [\"{}\"]\nupstream = \"{}\"\nupstream_user = \"root\"\nupstream_key = \"upstream\"\nupstream_host_key = \"{}\"\n",
             public_line(user.public_key()),
-            sshd.address(),
-            public_line(sshd.host_key.public_key())
+            address,
+            public_line(host_key)
         );
         std::fs::write(dir.path().join("gateway.toml"), config).unwrap();
-        let child = Command::new(kite_binary())
+        let child = kite_command()
             .args(["gateway", "--config"])
             .arg(dir.path().join("gateway.toml"))
             .env("RUST_LOG", "warn")
@@ -117,4 +143,105 @@ pub(crate) fn bench_sshd() -> (Sshd, russh::keys::PrivateKey, PathBuf, tempfile:
 
 pub(crate) fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
+}
+
+/// An upstream that is not sshd: a russh server in the benchmark's process
+/// that lets `root` in with one key, answers an exec request with `up\n`
+/// and echoes what it is sent, with no process per connection. Against it,
+/// a session's setup time is the router's and the key exchanges', not
+/// sshd's fork and exec.
+pub(crate) struct EchoUpstream {
+    pub(crate) address: std::net::SocketAddr,
+    pub(crate) host_key: russh::keys::PrivateKey,
+    pub(crate) client_key: russh::keys::PrivateKey,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl EchoUpstream {
+    /// Starts it on a free loopback port; must be called within a Tokio runtime.
+    pub(crate) async fn start() -> Self {
+        let (host_key, client_key) = (new_key(), new_key());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let config = std::sync::Arc::new(russh::server::Config {
+            methods: russh::MethodSet::from(&[russh::MethodKind::PublicKey][..]),
+            keys: vec![host_key.clone()],
+            auth_rejection_time: Duration::ZERO,
+            auth_rejection_time_initial: Some(Duration::ZERO),
+            nodelay: true,
+            ..Default::default()
+        });
+        let allowed = client_key.public_key().clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else { continue };
+                let (config, allowed) = (config.clone(), allowed.clone());
+                tokio::spawn(async move {
+                    match russh::server::run_stream(config, stream, Echo { allowed }).await {
+                        // It ends when the benchmark drops its sessions, with an EOF or a reset.
+                        Ok(session) => drop(session.await),
+                        Err(error) => eprintln!("the echo upstream's handshake failed: {error}"),
+                    }
+                });
+            }
+        });
+        Self { address, host_key, client_key, task }
+    }
+}
+
+impl Drop for EchoUpstream {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+struct Echo {
+    allowed: russh::keys::PublicKey,
+}
+
+impl russh::server::Handler for Echo {
+    type Error = russh::Error;
+
+    async fn auth_publickey(
+        &mut self,
+        user: &str,
+        key: russh::server::VerifiedPublicKey<'_>,
+    ) -> Result<russh::server::Auth, Self::Error> {
+        let allowed = user == "root" && key.public_key.key_data() == self.allowed.key_data();
+        Ok(if allowed { russh::server::Auth::Accept } else { russh::server::Auth::reject() })
+    }
+
+    async fn channel_open_session(
+        &mut self,
+        _channel: russh::Channel<russh::server::Msg>,
+        reply: russh::server::ChannelOpenHandle,
+        _session: &mut russh::server::Session,
+    ) -> Result<(), Self::Error> {
+        reply.accept().await;
+        Ok(())
+    }
+
+    async fn exec_request(
+        &mut self,
+        channel: russh::ChannelId,
+        _command: &[u8],
+        session: &mut russh::server::Session,
+    ) -> Result<(), Self::Error> {
+        session.channel_success(channel)?;
+        session.data(channel, &b"up\n"[..])
+    }
+
+    async fn data(
+        &mut self,
+        channel: russh::ChannelId,
+        data: &[u8],
+        session: &mut russh::server::Session,
+    ) -> Result<(), Self::Error> {
+        session.data(channel, data.to_vec())
+    }
+}
+
+/// The loopback address of `port`.
+pub(crate) fn loopback(port: u16) -> std::net::SocketAddr {
+    std::net::SocketAddr::from(([127, 0, 0, 1], port))
 }

@@ -9,14 +9,14 @@
 
 mod common;
 
-use common::{free_port_addr, full_run, kite_binary};
+use common::{free_port_addr, full_run, kite_command};
 use k8s_openapi::api::core::v1::Namespace;
 use kite_core::api::*;
 use kite_testkit::FakeApiServer;
 use kite_testkit::fixtures::{a_platform, a_user, a_vm};
 use kube::api::{Api, ListParams, PostParams};
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 fn rss_kib(pid: u32) -> u64 {
@@ -68,7 +68,7 @@ async fn main() {
         .unwrap();
 
     let probes = free_port_addr();
-    let mut controller = Command::new(kite_binary())
+    let mut controller = kite_command()
         .args(["controller", "--no-leader-election", "--namespace", "kite", "--kubeconfig"])
         .arg(&kubeconfig)
         .args(["--listen", &probes.to_string()])

@@ -114,7 +114,8 @@ impl<B: Backend> Connection<B> {
                         host_key: fallback.host_key,
                     };
                     let options = &self.shared.options;
-                    match upstream::connect(&upstream, self.user.clone(), options).await {
+                    // Boxed: inline, connecting would grow every connection's session future by its size.
+                    match Box::pin(upstream::connect(&upstream, self.user.clone(), options)).await {
                         Ok(handle) => {
                             let slot = self.slot(Target::Fixed(upstream)).connected(handle);
                             return Ok(self.accept(login, method, slot));

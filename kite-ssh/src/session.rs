@@ -59,8 +59,8 @@ pub(crate) async fn bridge<B: Backend>(
     // 2. Connect, telling the user while the backend is starting, and go on
     // holding what the user sends, within the same budget.
     let connected = {
-        let connecting = slot.get(Some((&handle, id)));
-        tokio::pin!(connecting);
+        // Boxed: inline, connecting would stay part of the task for the session's life.
+        let mut connecting = Box::pin(slot.get(Some((&handle, id))));
         loop {
             tokio::select! {
                 result = &mut connecting => break Ok(result),

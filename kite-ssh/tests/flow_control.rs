@@ -38,10 +38,23 @@ fn sha256(bytes: &[u8]) -> String {
 
 /// Sends `len` bytes through `ssh … cat` and checks what comes back by hash.
 async fn cat_echoes(len: usize, limit: Duration) {
+    cat_echoes_with(len, limit, &[]).await;
+}
+
+/// [`cat_echoes`] with more `ssh` options; returns what `ssh` wrote on stderr.
+async fn cat_echoes_with(len: usize, limit: Duration, options: &[&str]) -> String {
     let s = setup().await;
     let input = payload(len, len as u64);
     let expected = sha256(&input);
-    let ssh = Ssh::to(&s.router, "alice").key(&s.user);
+    let mut ssh = Ssh::to(&s.router, "alice").key(&s.user);
+    // ssh takes an option's first value: the options given here replace the defaults'.
+    for option in options {
+        let name = option.split('=').next().unwrap_or_default();
+        if let Some(at) = ssh.args.iter().position(|arg| arg.starts_with(&format!("{name}="))) {
+            ssh.args.drain(at - 1..=at);
+        }
+        ssh = ssh.opt(option);
+    }
     let output = tokio::task::spawn_blocking(move || {
         let mut command = ssh.command("ssh");
         command.arg("127.0.0.1").arg("cat");
@@ -52,11 +65,22 @@ async fn cat_echoes(len: usize, limit: Duration) {
     assert!(output.status.success(), "ssh cat failed: {}", text(&output.stderr));
     assert_eq!(output.stdout.len(), len, "cat echoed {} of {len} bytes", output.stdout.len());
     assert_eq!(sha256(&output.stdout), expected, "the echo of {len} bytes differs from what was sent");
+    text(&output.stderr)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cat_echoes_8_mib_both_ways_at_once() {
     cat_echoes(8 * MIB, Duration::from_secs(60)).await;
+}
+
+/// The client asks for new keys every 256 KiB: the router's session must
+/// carry on through each exchange (it keeps less of a spent exchange than
+/// upstream russh does; vendor/russh/KITE-PATCH.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cat_echoes_8_mib_while_the_client_rekeys_every_256_kib() {
+    let log = cat_echoes_with(8 * MIB, Duration::from_secs(60), &["RekeyLimit=256K", "LogLevel=DEBUG1"]).await;
+    let exchanges = log.matches("SSH2_MSG_NEWKEYS received").count();
+    assert!(exchanges >= 8, "expected the keys to be renewed many times, saw {exchanges} exchanges:\n{log}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

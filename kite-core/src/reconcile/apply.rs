@@ -131,7 +131,9 @@ pub async fn ensure_in(
     let applied =
         api.patch(name, &params, &Patch::Apply(desired)).await.map_err(Error::kube(format!("applying {what}")))?;
     tracing::debug!(object = %what, manager, "applied");
-    Ok(Applied { live: to_value(&applied, &what)?, written: true })
+    let live = to_value(&applied, &what)?;
+    stores.wrote(resource, &live);
+    Ok(Applied { live, written: true })
 }
 
 fn not_ours(resource: &ApiResource, namespace: Option<&str>, name: &str) -> Error {
@@ -221,6 +223,7 @@ pub async fn remove_in(
         preconditions: uid.map(|uid| kube::api::Preconditions { uid: Some(uid), resource_version: None }),
         ..DeleteParams::background()
     };
+    stores.forget(resource, namespace, name);
     match api.delete(name, &params).await {
         Ok(_) => {
             tracing::info!(object = %what, "deleting");

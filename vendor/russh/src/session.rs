@@ -151,7 +151,7 @@ impl<C> CommonSession<C> {
 
     pub fn newkeys(&mut self, newkeys: NewKeys) {
         if let Some(ref mut enc) = self.encrypted {
-            enc.exchange = Some(newkeys.exchange);
+            enc.exchange = Some(spent(newkeys.exchange));
             enc.kex = newkeys.kex;
             enc.key = newkeys.key;
             enc.client_mac = newkeys.names.client_mac;
@@ -171,7 +171,7 @@ impl<C> CommonSession<C> {
     pub fn encrypted(&mut self, state: EncryptedState, newkeys: NewKeys) {
         let strict_kex = newkeys.names.strict_kex();
         self.encrypted = Some(Encrypted {
-            exchange: Some(newkeys.exchange),
+            exchange: Some(spent(newkeys.exchange)),
             kex: newkeys.kex,
             key: newkeys.key,
             client_mac: newkeys.names.client_mac,
@@ -847,6 +847,15 @@ pub struct Exchange {
     pub client_ephemeral: Vec<u8>,
     pub server_ephemeral: Vec<u8>,
     pub gex: Option<(GexParams, DhGroup)>,
+}
+
+/// Kite patch: an exchange kept after its keys are in use: the ephemeral
+/// public keys (over 2 KiB with ML-KEM) served only the exchange hash, so
+/// they are not kept for the connection's life.
+fn spent(mut exchange: Exchange) -> Exchange {
+    exchange.client_ephemeral = Vec::new();
+    exchange.server_ephemeral = Vec::new();
+    exchange
 }
 
 impl Exchange {

@@ -286,7 +286,7 @@ impl Session {
 
                                     self.sender
                                         .send(Reply::SignRequest {
-                                            key: key.clone(),
+                                            key: Box::new(key.clone()),
                                             data: buf,
                                         })
                                         .map_err(|_| crate::Error::SendError)?;
@@ -329,7 +329,7 @@ impl Session {
 
                                     self.sender
                                         .send(Reply::SignRequestCert {
-                                            cert: cert.clone(),
+                                            cert: Box::new(cert.clone()),
                                             hash_alg,
                                             data: buf,
                                         })
@@ -902,7 +902,7 @@ impl Session {
                 let reply = ChannelOpenHandle::new(
                     self.priority_sender.clone(),
                     pending,
-                    |pending, result| Msg::ServerChannelOpenReply { pending, result },
+                    |pending, result| Msg::ServerChannelOpenReply { pending: Box::new(pending), result },
                 );
 
                 match &msg.typ {

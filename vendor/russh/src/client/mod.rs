@@ -124,11 +124,13 @@ enum Reply {
     },
     ChannelOpenFailure,
     SignRequest {
-        key: ssh_key::PublicKey,
+        // Kite patch: boxed, as `Msg::Authenticate`'s method.
+        key: Box<ssh_key::PublicKey>,
         data: Vec<u8>,
     },
     SignRequestCert {
-        cert: Certificate,
+        // Kite patch: boxed, as `Msg::Authenticate`'s method.
+        cert: Box<Certificate>,
         hash_alg: Option<HashAlg>,
         data: Vec<u8>,
     },
@@ -155,7 +157,9 @@ enum Reply {
 pub enum Msg {
     Authenticate {
         user: String,
-        method: auth::Method,
+        // Kite patch: boxed: a certificate makes the method 500 bytes, and every
+        // queue of `Msg` allocates room for 32 of them up front.
+        method: Box<auth::Method>,
     },
     AuthInfoResponse {
         responses: Vec<String>,
@@ -229,7 +233,8 @@ pub enum Msg {
     },
     Channel(ChannelId, ChannelMsg),
     ServerChannelOpenReply {
-        pending: crate::PendingChannelOpen,
+        // Kite patch: boxed, as `Msg::Authenticate`'s method.
+        pending: Box<crate::PendingChannelOpen>,
         result: Result<(), ChannelOpenFailure>,
     },
     Rekey,
@@ -354,7 +359,7 @@ impl<H: Handler> Handle<H> {
         self.sender
             .send(Msg::Authenticate {
                 user,
-                method: auth::Method::None,
+                method: Box::new(auth::Method::None),
             })
             .await
             .map_err(|_| crate::Error::SendError)?;
@@ -371,9 +376,9 @@ impl<H: Handler> Handle<H> {
         self.sender
             .send(Msg::Authenticate {
                 user,
-                method: auth::Method::Password {
+                method: Box::new(auth::Method::Password {
                     password: password.into(),
-                },
+                }),
             })
             .await
             .map_err(|_| crate::Error::SendError)?;
@@ -394,9 +399,9 @@ impl<H: Handler> Handle<H> {
         self.sender
             .send(Msg::Authenticate {
                 user: user.into(),
-                method: auth::Method::KeyboardInteractive {
+                method: Box::new(auth::Method::KeyboardInteractive {
                     submethods: submethods.into().unwrap_or_else(|| "".to_owned()),
-                },
+                }),
             })
             .await
             .map_err(|_| crate::Error::SendError)?;
@@ -502,7 +507,7 @@ impl<H: Handler> Handle<H> {
         self.sender
             .send(Msg::Authenticate {
                 user,
-                method: auth::Method::PublicKey { key },
+                method: Box::new(auth::Method::PublicKey { key }),
             })
             .await
             .map_err(|_| crate::Error::SendError)?;
@@ -520,7 +525,7 @@ impl<H: Handler> Handle<H> {
         self.sender
             .send(Msg::Authenticate {
                 user,
-                method: auth::Method::OpenSshCertificate { key, cert },
+                method: Box::new(auth::Method::OpenSshCertificate { key, cert }),
             })
             .await
             .map_err(|_| crate::Error::SendError)?;
@@ -547,7 +552,7 @@ impl<H: Handler> Handle<H> {
             .sender
             .send(Msg::Authenticate {
                 user,
-                method: auth::Method::FuturePublicKey { key, hash_alg },
+                method: Box::new(auth::Method::FuturePublicKey { key, hash_alg }),
             })
             .await
             .is_err()
@@ -568,7 +573,7 @@ impl<H: Handler> Handle<H> {
                     });
                 }
                 Some(Reply::SignRequest { key, data }) => {
-                    let data = signer.auth_sign(&key.into(), hash_alg, data).await;
+                    let data = signer.auth_sign(&(*key).into(), hash_alg, data).await;
                     let data = match data {
                         Ok(data) => data,
                         Err(e) => {
@@ -608,7 +613,7 @@ impl<H: Handler> Handle<H> {
             .sender
             .send(Msg::Authenticate {
                 user,
-                method: auth::Method::GssapiWithMic { mechanism_oids },
+                method: Box::new(auth::Method::GssapiWithMic { mechanism_oids }),
             })
             .await
             .is_err()
@@ -692,7 +697,7 @@ impl<H: Handler> Handle<H> {
             .sender
             .send(Msg::Authenticate {
                 user,
-                method: auth::Method::FutureCertificate { cert, hash_alg },
+                method: Box::new(auth::Method::FutureCertificate { cert, hash_alg }),
             })
             .await
             .is_err()
@@ -717,7 +722,7 @@ impl<H: Handler> Handle<H> {
                     hash_alg,
                     data,
                 }) => {
-                    let data = signer.auth_sign(&cert.into(), hash_alg, data).await;
+                    let data = signer.auth_sign(&(*cert).into(), hash_alg, data).await;
                     let data = match data {
                         Ok(data) => data,
                         Err(e) => {
@@ -1266,7 +1271,10 @@ where
     );
     session.begin_rekey()?;
     let (kex_done_signal, kex_done_signal_rx) = oneshot::channel();
-    let join = russh_util::runtime::spawn(session.run(stream, handler, Some(kex_done_signal)));
+    // Kite patch: boxed: `russh_util::runtime::spawn` wraps the future in an
+    // async block that keeps it twice (captured, then awaited); boxed, twice
+    // is two pointers.
+    let join = russh_util::runtime::spawn(Box::pin(session.run(stream, handler, Some(kex_done_signal))));
 
     let agent_session_binding = match kex_done_signal_rx.await {
         Ok(binding) => binding,
@@ -1480,7 +1488,9 @@ impl Session {
                         } else {
                             self.common.received_data = true;
                             let kex_was_active = self.kex.active();
-                            reply(self, handler, kex_done_signal, &mut pkt).await?;
+                            // Kite patch: boxed: inline, packet handling (and the handler's futures) is most of
+                            // the session future, which every connection keeps for its life.
+                            Box::pin(reply(self, handler, kex_done_signal, &mut pkt)).await?;
                             buffer.seqn = pkt.seqn; // TODO reply changes seqn internall, find cleaner way
 
                             if kex_was_active && !self.kex.active() {
@@ -1651,7 +1661,7 @@ impl Session {
     fn handle_msg(&mut self, msg: Msg) -> Result<(), crate::Error> {
         match msg {
             Msg::Authenticate { user, method } => {
-                self.write_auth_request_if_needed(&user, method)?;
+                self.write_auth_request_if_needed(&user, *method)?;
             }
             Msg::Signed { .. } | Msg::SignFailed => {}
             Msg::AuthInfoResponse { .. } => {}
@@ -1852,7 +1862,7 @@ impl Session {
                 let _ = self.send_global_request(reply_channel, &name, &data);
             }
             Msg::ServerChannelOpenReply { pending, result } => {
-                self.finalize_server_channel_open_reply(pending, result)?;
+                self.finalize_server_channel_open_reply(*pending, result)?;
             }
             msg => {
                 // should be unreachable, since the receiver only gets

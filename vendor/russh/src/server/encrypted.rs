@@ -2084,7 +2084,7 @@ impl Session {
         let reply = ChannelOpenHandle::new(
             self.sender.priority_sender.clone(),
             pending,
-            |pending, result| Msg::ChannelOpenReply { pending, result },
+            |pending, result| Msg::ChannelOpenReply { pending: Box::new(pending), result },
         );
 
         match &msg.typ {

@@ -1131,7 +1131,10 @@ where
 
     session.begin_rekey()?;
 
-    let join = russh_util::runtime::spawn(session.run(stream, handler));
+    // Kite patch: boxed: `russh_util::runtime::spawn` wraps the future in an
+    // async block that keeps it twice (captured, then awaited); boxed, twice
+    // is two pointers.
+    let join = russh_util::runtime::spawn(Box::pin(session.run(stream, handler)));
 
     Ok(RunningSession { handle, join })
 }

@@ -88,7 +88,8 @@ pub enum Msg {
     },
     Channel(ChannelId, ChannelMsg),
     ChannelOpenReply {
-        pending: PendingChannelOpen,
+        // Kite patch: boxed, as the client's `Msg::Authenticate` method.
+        pending: Box<PendingChannelOpen>,
         result: Result<(), ChannelOpenFailure>,
     },
 }
@@ -642,7 +643,7 @@ impl Session {
                     .disconnect(reason, &description, &language_tag)?;
             }
             Msg::ChannelOpenReply { pending, result } => {
-                self.finalize_channel_open_reply(pending, result)?;
+                self.finalize_channel_open_reply(*pending, result)?;
             }
             other => {
                 // should be unreachable, since the receiver only gets
@@ -770,7 +771,9 @@ impl Session {
                             std::mem::swap(&mut opening_cipher, &mut self.common.remote_to_local);
 
                             let kex_was_active = self.kex.active();
-                            match reply(&mut self, &mut handler, &mut pkt).await {
+                            // Kite patch: boxed: inline, packet handling (and the handler's futures) is
+                            // most of the session future, which every connection keeps for its life.
+                            match Box::pin(reply(&mut self, &mut handler, &mut pkt)).await {
                                 Ok(_) => {},
                                 Err(e) => return Err(e),
                             }
