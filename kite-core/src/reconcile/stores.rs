@@ -9,9 +9,10 @@
 //! event that triggers a pass is handed on, so a pass sees at least what
 //! triggered it. The caches hold only what their watch selects (Kite's
 //! labelled objects), so an object they lack is read from the API server:
-//! one that is not Kite's is then seen and left alone. A cache can lag a
-//! write the reconciler just made; that costs at most an idempotent
-//! server-side apply, never a wrong decision.
+//! one that is not Kite's is then seen and left alone. A cache that lags a
+//! write the reconciler just made is stood in for by that write's answer
+//! (see [`Stores`]); one that lags anything else costs at most an
+//! idempotent server-side apply, never a wrong decision.
 
 use futures::{FutureExt, Stream, StreamExt};
 use kube::api::{Api, DynamicObject};
