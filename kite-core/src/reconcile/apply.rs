@@ -117,8 +117,6 @@ pub async fn ensure_in(
 ) -> Result<Applied, Error> {
     let name = desired["metadata"]["name"].as_str().ok_or(Error::incomplete("desired object", "name"))?;
     let namespace = desired["metadata"]["namespace"].as_str();
-    let what = describe(resource, namespace, name);
-    let api = api(client, resource, namespace);
     if let Some(live) = read_in(stores, client, resource, namespace, name).await? {
         if !is_ours(&live) {
             return Err(not_ours(resource, namespace, name));
@@ -127,9 +125,27 @@ pub async fn ensure_in(
             return Ok(Applied { live, written: false });
         }
     }
+    apply_in(stores, client, manager, resource, desired).await
+}
+
+/// Applies `desired` server-side under `manager` without reading it first:
+/// for an object the caller has just read and found absent, so that there
+/// is nothing of anyone else's to take over. [`ensure_in`] otherwise.
+pub async fn apply_in(
+    stores: &Stores,
+    client: &Client,
+    manager: &str,
+    resource: &ApiResource,
+    desired: &Value,
+) -> Result<Applied, Error> {
+    let name = desired["metadata"]["name"].as_str().ok_or(Error::incomplete("desired object", "name"))?;
+    let namespace = desired["metadata"]["namespace"].as_str();
+    let what = describe(resource, namespace, name);
     let params = PatchParams::apply(manager).force();
-    let applied =
-        api.patch(name, &params, &Patch::Apply(desired)).await.map_err(Error::kube(format!("applying {what}")))?;
+    let applied = api(client, resource, namespace)
+        .patch(name, &params, &Patch::Apply(desired))
+        .await
+        .map_err(Error::kube(format!("applying {what}")))?;
     tracing::debug!(object = %what, manager, "applied");
     let live = to_value(&applied, &what)?;
     stores.wrote(resource, &live);

@@ -255,7 +255,8 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
         }
         None => {
             let desired = desired::data_volume(vm, &platform_spec)?;
-            apply::ensure_in(&ctx.stores, client, FIELD_MANAGER, &resources::data_volume(), &desired).await?.live
+            // Read just above and found absent: applied without reading it again.
+            apply::apply_in(&ctx.stores, client, FIELD_MANAGER, &resources::data_volume(), &desired).await?.live
         }
     };
     let desired_machine = desired::virtual_machine(vm)?;
