@@ -16,7 +16,7 @@ pub(crate) fn full_run() -> bool {
 
 /// A free loopback address.
 pub(crate) fn free_port_addr() -> std::net::SocketAddr {
-    std::net::SocketAddr::from(([127, 0, 0, 1], free_port()))
+    loopback(free_port())
 }
 
 /// The `kite` binary, built by `cargo build -p kite-bin` (release when benchmarking).

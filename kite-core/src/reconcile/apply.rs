@@ -106,8 +106,9 @@ pub async fn ensure(client: &Client, manager: &str, resource: &ApiResource, desi
 
 /// [`ensure`], reading the live object from `stores` when they hold it
 /// (else from the API server, so that an object of that name that is not
-/// Kite's is seen). A cache that lags a write only makes the apply happen
-/// again, which server-side apply makes harmless.
+/// Kite's is seen). A cache that lags a write of this reconciler's is read
+/// as that write's answer; one that lags anything else only makes the apply
+/// happen again, which server-side apply makes harmless.
 pub async fn ensure_in(
     stores: &Stores,
     client: &Client,
@@ -115,8 +116,7 @@ pub async fn ensure_in(
     resource: &ApiResource,
     desired: &Value,
 ) -> Result<Applied, Error> {
-    let name = desired["metadata"]["name"].as_str().ok_or(Error::incomplete("desired object", "name"))?;
-    let namespace = desired["metadata"]["namespace"].as_str();
+    let (name, namespace) = name_of(desired)?;
     if let Some(live) = read_in(stores, client, resource, namespace, name).await? {
         if !is_ours(&live) {
             return Err(not_ours(resource, namespace, name));
@@ -138,8 +138,7 @@ pub async fn apply_in(
     resource: &ApiResource,
     desired: &Value,
 ) -> Result<Applied, Error> {
-    let name = desired["metadata"]["name"].as_str().ok_or(Error::incomplete("desired object", "name"))?;
-    let namespace = desired["metadata"]["namespace"].as_str();
+    let (name, namespace) = name_of(desired)?;
     let what = describe(resource, namespace, name);
     let params = PatchParams::apply(manager).force();
     let applied = api(client, resource, namespace)
@@ -150,6 +149,12 @@ pub async fn apply_in(
     let live = to_value(&applied, &what)?;
     stores.wrote(resource, &live);
     Ok(Applied { live, written: true })
+}
+
+/// The name and namespace a desired object sets.
+fn name_of(desired: &Value) -> Result<(&str, Option<&str>), Error> {
+    let name = desired["metadata"]["name"].as_str().ok_or(Error::incomplete("desired object", "name"))?;
+    Ok((name, desired["metadata"]["namespace"].as_str()))
 }
 
 fn not_ours(resource: &ApiResource, namespace: Option<&str>, name: &str) -> Error {
