@@ -46,6 +46,17 @@ pub fn managed_selector() -> String {
     format!("{MANAGED_BY}={MANAGED_BY_CONTROLLER}")
 }
 
+/// The label selector of every object the Kite controller did not create
+/// (the label absent, or another value): the complement of
+/// [`managed_selector`].
+///
+/// ```
+/// assert_eq!(kite_core::labels::others_selector(), "hy3ons.github.io/managed-by!=kite-controller");
+/// ```
+pub fn others_selector() -> String {
+    format!("{MANAGED_BY}!={MANAGED_BY_CONTROLLER}")
+}
+
 /// Whether `labels` mark an object as created by the Kite controller.
 pub fn is_managed_by_controller(labels: Option<&BTreeMap<String, String>>) -> bool {
     labels.and_then(|l| l.get(MANAGED_BY)).is_some_and(|v| v == MANAGED_BY_CONTROLLER)

@@ -68,6 +68,7 @@ mod scale;
 mod selector;
 mod server;
 mod service_routes;
+mod shape;
 pub mod sim;
 pub mod stack_release;
 mod state;

@@ -4,11 +4,6 @@
 use crate::registry::ResourceType;
 use serde_json::{Value, json};
 
-/// Whether the request asks for a Table (`Accept: ...;as=Table;...`).
-pub fn wants_table(accept: &str) -> bool {
-    accept.split(',').next().is_some_and(|first| first.contains("as=Table"))
-}
-
 fn columns(resource: &ResourceType) -> Vec<Value> {
     let mut columns = vec![
         json!({"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0}),

@@ -4,10 +4,10 @@
 
 use crate::read::Selectors;
 use crate::registry::ResourceType;
+use crate::shape::Shape;
 use crate::state::Inner;
 use crate::status::ApiError;
 use crate::store::{Event, EventKind};
-use crate::table;
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
@@ -23,7 +23,7 @@ struct Request {
     namespace: Option<String>,
     selectors: Selectors,
     bookmarks: bool,
-    as_table: bool,
+    shape: Shape,
     timeout: Option<Duration>,
 }
 
@@ -35,15 +35,7 @@ impl Request {
     }
 
     fn line(&self, kind: &str, object: &Value) -> Bytes {
-        let object = if self.as_table {
-            table::table(
-                &self.resource,
-                std::slice::from_ref(object),
-                json!({"resourceVersion": object["metadata"]["resourceVersion"]}),
-            )
-        } else {
-            object.clone()
-        };
+        let object = self.shape.one(&self.resource, object);
         let mut line = json!({"type": kind, "object": object}).to_string();
         line.push('\n');
         Bytes::from(line)
@@ -54,7 +46,14 @@ impl Request {
         if initial_events_end {
             metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
         }
-        let object = json!({"kind": self.resource.kind, "apiVersion": self.resource.api_version(self.resource.preferred_version()), "metadata": metadata});
+        let object = match self.shape {
+            Shape::Metadata => {
+                json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": metadata})
+            }
+            _ => {
+                json!({"kind": self.resource.kind, "apiVersion": self.resource.api_version(self.resource.preferred_version()), "metadata": metadata})
+            }
+        };
         let mut line = json!({"type": "BOOKMARK", "object": object}).to_string();
         line.push('\n');
         Bytes::from(line)
@@ -88,12 +87,12 @@ pub fn watch(
     resource: Arc<ResourceType>,
     namespace: Option<String>,
     query: &HashMap<String, String>,
-    as_table: bool,
+    shape: Shape,
 ) -> Result<Response, ApiError> {
     let request = Request {
         selectors: Selectors::from_query(query)?,
         bookmarks: query.get("allowWatchBookmarks").is_some_and(|v| v == "true"),
-        as_table,
+        shape,
         timeout: query.get("timeoutSeconds").and_then(|t| t.parse::<u64>().ok()).map(Duration::from_secs),
         resource,
         namespace,

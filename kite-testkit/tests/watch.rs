@@ -7,6 +7,7 @@ use common::{config_map, eventually, server};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use kube::core::PartialObjectMeta;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use serde_json::json;
 use std::time::Duration;
@@ -127,4 +128,52 @@ async fn a_streaming_list_sends_initial_events_then_a_bookmark() {
     });
     eventually("the streaming list to fill the store", || async { reader.state().len() == 1 }).await;
     task.abort();
+}
+
+#[tokio::test]
+async fn a_metadata_watch_lists_and_follows_the_objects_metadata_only() {
+    let server = server();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    api.create(&PostParams::default(), &config_map("a", "web")).await.unwrap();
+    api.create(&PostParams::default(), &config_map("b", "db")).await.unwrap();
+
+    let listed = api.list_metadata(&kube::api::ListParams::default().labels("app!=web")).await.unwrap();
+    let names: Vec<_> = listed.items.iter().filter_map(|o| o.metadata.name.clone()).collect();
+    assert_eq!(names, ["b"], "`!=` selects the objects without that value");
+    let one = api.get_metadata("a").await.unwrap();
+    assert_eq!(one.metadata.labels.unwrap()["app"], "web");
+
+    let metadata: Api<PartialObjectMeta<ConfigMap>> = Api::namespaced(server.client(), "default");
+    let (reader, writer) = reflector::store();
+    let stream = reflector(writer, watcher(metadata, watcher::Config::default())).applied_objects();
+    let task = tokio::spawn(async move {
+        let mut stream = stream.boxed();
+        while stream.try_next().await.is_ok() {}
+    });
+    eventually("the metadata store to list both", || async { reader.state().len() == 2 }).await;
+    api.create(&PostParams::default(), &config_map("c", "web")).await.unwrap();
+    eventually("the metadata store to see c", || async { reader.state().len() == 3 }).await;
+    task.abort();
+}
+
+#[tokio::test]
+async fn metadata_is_answered_as_partial_object_metadata_and_the_wrong_kind_is_not_acceptable() {
+    let server = server();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    api.create(&PostParams::default(), &config_map("a", "web")).await.unwrap();
+    let raw = http::Request::get("/api/v1/namespaces/default/configmaps")
+        .header("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+        .body(Vec::new())
+        .unwrap();
+    let list = server.client().request::<serde_json::Value>(raw).await.unwrap();
+    assert_eq!(list["kind"], "PartialObjectMetadataList");
+    assert_eq!(list["items"][0]["kind"], "PartialObjectMetadata");
+    assert_eq!(list["items"][0]["metadata"]["name"], "a");
+    assert!(list["items"][0].get("data").is_none(), "metadata only: {list}");
+    let raw = http::Request::get("/api/v1/namespaces/default/configmaps")
+        .header("Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
+        .body(Vec::new())
+        .unwrap();
+    let error = server.client().request::<serde_json::Value>(raw).await.unwrap_err();
+    assert!(matches!(error, kube::Error::Api(status) if status.code == 406), "a list is a PartialObjectMetadataList");
 }

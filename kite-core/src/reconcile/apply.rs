@@ -104,11 +104,11 @@ pub async fn ensure(client: &Client, manager: &str, resource: &ApiResource, desi
     ensure_in(&Stores::default(), client, manager, resource, desired).await
 }
 
-/// [`ensure`], reading the live object from `stores` when they hold it
-/// (else from the API server, so that an object of that name that is not
-/// Kite's is seen). A cache that lags a write of this reconciler's is read
-/// as that write's answer; one that lags anything else only makes the apply
-/// happen again, which server-side apply makes harmless.
+/// [`ensure`], reading the live object from `stores` (see [`read_in`]). A
+/// cache that lags a write of this reconciler's is read as that write's
+/// answer; one that lags anything else only makes the apply happen again,
+/// which server-side apply makes harmless. An object found absent is made
+/// with [`create_in`].
 pub async fn ensure_in(
     stores: &Stores,
     client: &Client,
@@ -117,20 +117,67 @@ pub async fn ensure_in(
     desired: &Value,
 ) -> Result<Applied, Error> {
     let (name, namespace) = name_of(desired)?;
-    if let Some(live) = read_in(stores, client, resource, namespace, name).await? {
-        if !is_ours(&live) {
-            return Err(not_ours(resource, namespace, name));
-        }
-        if contains(&live, desired) {
-            return Ok(Applied { live, written: false });
-        }
+    let Some(live) = read_in(stores, client, resource, namespace, name).await? else {
+        return create_in(stores, client, manager, resource, desired).await;
+    };
+    if !is_ours(&live) {
+        return Err(not_ours(resource, namespace, name));
+    }
+    if contains(&live, desired) {
+        return Ok(Applied { live, written: false });
     }
     apply_in(stores, client, manager, resource, desired).await
 }
 
-/// Applies `desired` server-side under `manager` without reading it first:
-/// for an object the caller has just read and found absent, so that there
-/// is nothing of anyone else's to take over. [`ensure_in`] otherwise.
+/// Makes `desired`, an object the caller has just read (see [`read_in`])
+/// and found absent, without reading it again. It is applied without
+/// forcing, so that an object of that name someone else made meanwhile
+/// (one the caches did not show yet) refuses, with a conflict, the fields
+/// it holds with other values. Such a conflict is settled by reading the
+/// object from the API server: Kite's is applied again with force, anyone
+/// else's is left alone ([`Error::NotOurs`]).
+///
+/// The API has no "create, or else fail" for server-side apply, and a
+/// POST would record the fields under an `Update` entry that later applies
+/// could not prune. So an object someone else made within the caches' lag
+/// whose fields do not clash with Kite's is merged into, not refused: that
+/// is logged as a warning, naming the other field managers seen on it.
+pub async fn create_in(
+    stores: &Stores,
+    client: &Client,
+    manager: &str,
+    resource: &ApiResource,
+    desired: &Value,
+) -> Result<Applied, Error> {
+    let (name, namespace) = name_of(desired)?;
+    let what = describe(resource, namespace, name);
+    let params = PatchParams::apply(manager);
+    match api(client, resource, namespace).patch(name, &params, &Patch::Apply(desired)).await {
+        Ok(applied) => {
+            let others = other_managers(&applied, manager);
+            if others.is_empty() {
+                tracing::debug!(object = %what, manager, "created");
+            } else {
+                tracing::warn!(object = %what, managers = ?others, "made an object that was there already, with fields of other managers");
+            }
+            let live = to_value(&applied, &what)?;
+            stores.wrote(resource, &live);
+            Ok(Applied { live, written: true })
+        }
+        Err(kube::Error::Api(status)) if status.is_conflict() => {
+            tracing::debug!(object = %what, "there already, with fields of another manager; reading it");
+            match read(client, resource, namespace, name).await? {
+                Some(live) if is_ours(&live) => apply_in(stores, client, manager, resource, desired).await,
+                _ => Err(not_ours(resource, namespace, name)),
+            }
+        }
+        Err(source) => Err(Error::Kube { action: format!("creating {what}"), source }),
+    }
+}
+
+/// Applies `desired` server-side under `manager`, forcing ownership of the
+/// fields it sets, without reading it first: for an object the caller has
+/// read and found to be Kite's. [`ensure_in`] otherwise.
 pub async fn apply_in(
     stores: &Stores,
     client: &Client,
@@ -149,6 +196,12 @@ pub async fn apply_in(
     let live = to_value(&applied, &what)?;
     stores.wrote(resource, &live);
     Ok(Applied { live, written: true })
+}
+
+/// The field managers of `object` other than `manager`.
+fn other_managers(object: &DynamicObject, manager: &str) -> Vec<String> {
+    let entries = object.metadata.managed_fields.iter().flatten();
+    entries.filter_map(|entry| entry.manager.clone()).filter(|other| other != manager).collect()
 }
 
 /// The name and namespace a desired object sets.
@@ -175,7 +228,8 @@ pub async fn read(
     read_in(&Stores::default(), client, resource, namespace, name).await
 }
 
-/// [`read`], from `stores` when they hold the object.
+/// [`read`], from `stores` when they hold the object, or when they know
+/// there is none ([`Stores::knows_absent`]); else from the API server.
 pub async fn read_in(
     stores: &Stores,
     client: &Client,
@@ -185,6 +239,9 @@ pub async fn read_in(
 ) -> Result<Option<Value>, Error> {
     if let Some(cached) = stores.get(resource, namespace, name) {
         return Ok(Some(cached));
+    }
+    if stores.knows_absent(resource, namespace, name) {
+        return Ok(None);
     }
     let what = describe(resource, namespace, name);
     let live = api(client, resource, namespace).get_opt(name).await.map_err(Error::kube(format!("reading {what}")))?;

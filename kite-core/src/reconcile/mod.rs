@@ -16,6 +16,7 @@ pub mod owners;
 pub mod preflight;
 pub mod resources;
 pub mod stores;
+mod text_store;
 
 pub use backoff::Backoff;
 pub use metrics::{Measure, Metrics};

@@ -30,7 +30,9 @@ pub(super) async fn ensure_keys(vm: &KiteVirtualMachine, ctx: &Context<Config>) 
     let secret = desired::ssh_key_secret(vm, &login, &host)?;
     let params = PostParams { field_manager: Some(FIELD_MANAGER.into()), ..PostParams::default() };
     match secrets.create(&params, &secret).await {
-        Ok(_) => {
+        Ok(created) => {
+            // The next pass reads this answer until the cache shows the Secret.
+            ctx.stores.wrote(&resource, &apply::to_json(&created, "the SSH key Secret")?);
             let note = "Created the SSH keys the gateway uses to reach the machine.".to_string();
             ctx.event(vm, EventType::Normal, "KeysCreated", "CreateSecret", note).await;
             Ok((login, host))

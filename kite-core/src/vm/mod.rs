@@ -43,13 +43,13 @@ use k8s_openapi::api::networking::v1::Ingress;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use key_secret::ensure_keys;
 use keys::KeyGenerator;
+use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::core::ApiResource;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::EventType;
 use kube::runtime::finalizer::Event as Finalized;
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
 use status::{Observed, Verdict};
 use std::future::Future;
@@ -161,6 +161,7 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
     let mut controller = Controller::for_stream(kube::runtime::reflector(writer, machines).applied_objects(), store)
         .with_config(kube::runtime::controller::Config::default().debounce(DEBOUNCE).concurrency(CONCURRENCY));
     for resource in owned {
+        ctx.stores.watch_others(client.clone(), resource.clone());
         let children = ctx.stores.watch(client.clone(), resource.clone(), ours.clone());
         controller = controller.owns_stream_with(children, resource);
     }
@@ -212,7 +213,7 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
     let dv_name = names::data_volume(&name);
     let live_dv = apply::read_in(&ctx.stores, client, &resources::data_volume(), Some(&namespace), &dv_name).await?;
     if live_dv.is_none()
-        && let Some(verdict) = check_against_platform(vm, platform.as_ref(), client).await?
+        && let Some(verdict) = check_against_platform(vm, platform.as_ref(), ctx).await?
     {
         let observed = Observed { base_domain: base_domain.as_deref(), ..Observed::default() };
         let deferred = write_status(vm, ctx, &observed, &verdict).await?;
@@ -255,8 +256,8 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
         }
         None => {
             let desired = desired::data_volume(vm, &platform_spec)?;
-            // Read just above and found absent: applied without reading it again.
-            apply::apply_in(&ctx.stores, client, FIELD_MANAGER, &resources::data_volume(), &desired).await?.live
+            // Read just above and found absent: made without reading it again.
+            apply::create_in(&ctx.stores, client, FIELD_MANAGER, &resources::data_volume(), &desired).await?.live
         }
     };
     let desired_machine = desired::virtual_machine(vm)?;
@@ -325,7 +326,7 @@ async fn namespace_terminating(ctx: &Context<Config>, namespace: &str) -> Result
 async fn check_against_platform(
     vm: &KiteVirtualMachine,
     platform: Option<&KitePlatform>,
-    client: &Client,
+    ctx: &Context<Config>,
 ) -> Result<Option<Verdict>, Error> {
     use VirtualMachinePhase::{Failed, Pending};
     let Some(platform) = platform else {
@@ -366,9 +367,9 @@ async fn check_against_platform(
             format!("The disk must be at least {}, the size of the image.", image.size.0),
         )));
     }
-    let golden =
-        apply::read(client, &resources::data_volume(), Some(&platform.spec.golden_image_namespace), &image.name)
-            .await?;
+    // Kite's DataVolumes are cached: the golden image's among them.
+    let (namespace, data_volume) = (Some(platform.spec.golden_image_namespace.as_str()), resources::data_volume());
+    let golden = apply::read_in(&ctx.stores, &ctx.client, &data_volume, namespace, &image.name).await?;
     let ready = golden.as_ref().is_some_and(|dv| {
         apply::is_ours(dv) && dv.pointer("/status/phase").and_then(Value::as_str) == Some("Succeeded")
     });

@@ -8,10 +8,11 @@ use crate::faults::{Fault, RequestRecord, Verb};
 use crate::path::ResourcePath;
 use crate::rbac::{self, UserInfo};
 use crate::registry::ResourceType;
+use crate::shape::{Read, Shape};
 use crate::state::Inner;
 use crate::status::ApiError;
 use crate::write::{FieldValidation, WriteCtx};
-use crate::{protobuf, table, watch};
+use crate::{protobuf, watch};
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode};
@@ -38,12 +39,11 @@ pub(super) async fn answer(
     let api_version = resource.api_version(&path.version);
     let body = read_body(&api_version, &resource.kind, headers, body)?;
     let accept = headers.get(http::header::ACCEPT).and_then(|a| a.to_str().ok()).unwrap_or("");
-    let as_table = table::wants_table(accept);
     let mut ctx = write_ctx(&resource, &path, query, headers);
     if let Some(user) = user {
         ctx.user = user.clone();
     }
-    let request = Request { resource, path: &path, query, headers, body: &body, as_table };
+    let request = Request { resource, path: &path, query, headers, body: &body, accept };
     let mut response = dispatch(inner, verb, &request, &mut ctx)?;
     for warning in &ctx.warnings {
         let quoted = warning.replace('\\', "\\\\").replace('"', "\\\"");
@@ -51,7 +51,9 @@ pub(super) async fn answer(
             response.headers_mut().append("Warning", value);
         }
     }
-    if verb != Verb::Watch && !as_table && protobuf::preferred(accept) {
+    let read = if path.name.is_some() { Read::One } else { Read::List };
+    let whole_objects = matches!(Shape::of(accept, read), Ok(Shape::Objects));
+    if verb != Verb::Watch && whole_objects && protobuf::preferred(accept) {
         response = as_protobuf(response).await;
     }
     Ok(response)
@@ -351,7 +353,7 @@ fn dispatch(inner: &Arc<Inner>, verb: Verb, request: &Request, ctx: &mut WriteCt
             Arc::clone(&request.resource),
             request.path.namespace.clone(),
             request.query,
-            request.as_table,
+            Shape::of(request.accept, Read::One)?,
         ),
         Verb::Create => verbs::create(inner, request, ctx),
         Verb::Update => verbs::update(inner, request, ctx),

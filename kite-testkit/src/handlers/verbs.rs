@@ -4,16 +4,17 @@
 use super::json_response;
 use crate::faults::Verb;
 use crate::path::ResourcePath;
+use crate::read;
 use crate::registry::ResourceType;
 use crate::scale::{self, ScaleChange};
+use crate::shape::{Read, Shape};
 use crate::state::Inner;
 use crate::status::ApiError;
 use crate::write::{self, PatchKind, PatchRequest, WriteCtx};
-use crate::{read, table};
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -29,8 +30,9 @@ pub(super) struct Request<'a> {
     pub headers: &'a HeaderMap,
     /// The request body.
     pub body: &'a Bytes,
-    /// Whether the client asked for a Table, as `kubectl get` does.
-    pub as_table: bool,
+    /// What the client's `Accept` header asks for: the objects, a Table
+    /// (as `kubectl get` does) or their metadata only.
+    pub accept: &'a str,
 }
 
 impl Request<'_> {
@@ -68,23 +70,20 @@ pub(super) fn parse_body(body: &Bytes, yaml_allowed: bool) -> Result<Value, ApiE
     }
 }
 
-/// `GET` of one object, as JSON or as a Table.
+/// `GET` of one object: the object, a Table or its metadata.
 pub(super) fn get(inner: &Inner, request: &Request) -> Result<Response, ApiError> {
+    let shape = Shape::of(request.accept, Read::One)?;
     let object = read::get(inner, &request.resource, request.namespace(), request.name())?;
-    if request.as_table {
-        let metadata = json!({"resourceVersion": object["metadata"]["resourceVersion"]});
-        return Ok(json_response(StatusCode::OK, &table::table(&request.resource, &[object], metadata)));
-    }
-    Ok(json_response(StatusCode::OK, &object))
+    Ok(json_response(StatusCode::OK, &shape.one(&request.resource, &object)))
 }
 
-/// `GET` of a collection, as a `<Kind>List` or as a Table.
+/// `GET` of a collection: a `<Kind>List`, a Table or a
+/// `PartialObjectMetadataList`.
 pub(super) fn list(inner: &Inner, request: &Request) -> Result<Response, ApiError> {
+    let shape = Shape::of(request.accept, Read::List)?;
     let page = read::list(inner, &request.resource, request.namespace(), request.query)?;
-    if request.as_table {
-        return Ok(json_response(StatusCode::OK, &table::table(&request.resource, &page.items, page.metadata)));
-    }
-    let list = json!({"apiVersion": request.api_version(), "kind": format!("{}List", request.resource.kind), "metadata": page.metadata, "items": page.items});
+    let kind = format!("{}List", request.resource.kind);
+    let list = shape.list(&request.resource, &page.items, page.metadata, &kind, &request.api_version());
     Ok(json_response(StatusCode::OK, &list))
 }
 

@@ -2,7 +2,8 @@
 //! clone phases to `Succeeded`, with progress.
 
 use super::{
-    FAIL_ANNOTATION, Rules, SimulationConfig, condition, find, name_of, namespace_of, objects, owner_reference, write,
+    FAIL_ANNOTATION, Rules, SimulationConfig, condition, find, name_of, namespace_of, objects_where, owner_reference,
+    write,
 };
 use crate::state::Inner;
 use serde_json::{Value, json};
@@ -14,12 +15,17 @@ const PVC: (&str, &str, &str) = ("", "v1", "persistentvolumeclaims");
 const POPULATED: &str = "cdi.kubevirt.io/storage.pod.phase";
 
 pub(super) fn step(inner: &Arc<Inner>, config: &SimulationConfig, rules: &Rules) {
-    for dv in objects(inner, DV.0, DV.2) {
-        if !dv["metadata"]["deletionTimestamp"].is_null() {
-            continue;
-        }
+    // A DataVolume being deleted, or done, has nothing more to go through.
+    let unfinished = |_: &crate::store::Store, dv: &Value| {
+        dv["metadata"]["deletionTimestamp"].is_null() && !matches!(phase_of(dv), "Succeeded" | "Failed")
+    };
+    for dv in objects_where(inner, DV.0, DV.2, unfinished) {
         advance(inner, config, rules, &dv);
     }
+}
+
+fn phase_of(dv: &Value) -> &str {
+    dv["status"]["phase"].as_str().unwrap_or("")
 }
 
 fn failure(rules: &Rules, dv: &Value) -> Option<String> {
@@ -60,7 +66,7 @@ fn ensure_pvc(inner: &Arc<Inner>, dv: &Value) {
 
 fn advance(inner: &Arc<Inner>, config: &SimulationConfig, rules: &Rules, dv: &Value) {
     let status = &dv["status"];
-    let phase = status["phase"].as_str().unwrap_or("");
+    let phase = phase_of(dv);
     if matches!(phase, "Succeeded" | "Failed") {
         return;
     }

@@ -2,7 +2,7 @@
 //! should run, and report `printableStatus` as KubeVirt does.
 
 use super::{
-    Rules, STUCK_ANNOTATION, SimulationConfig, condition, delete, find, name_of, namespace_of, objects,
+    Rules, STUCK_ANNOTATION, SimulationConfig, condition, delete, find, name_of, namespace_of, objects_where,
     owner_reference, write,
 };
 use crate::state::Inner;
@@ -13,10 +13,33 @@ const VM: (&str, &str, &str) = ("kubevirt.io", "v1", "virtualmachines");
 const VMI: (&str, &str, &str) = ("kubevirt.io", "v1", "virtualmachineinstances");
 
 pub(super) fn step(inner: &Arc<Inner>, config: &SimulationConfig, rules: &Rules) {
-    for vm in objects(inner, VM.0, VM.2) {
-        if vm["metadata"]["deletionTimestamp"].is_null() {
-            reconcile(inner, config, rules, &vm);
+    let unsettled =
+        |store: &crate::store::Store, vm: &Value| vm["metadata"]["deletionTimestamp"].is_null() && !settled(store, vm);
+    for vm in objects_where(inner, VM.0, VM.2, unsettled) {
+        reconcile(inner, config, rules, &vm);
+    }
+}
+
+/// Whether [`reconcile`] would leave `vm` as it is: it reports, for the
+/// generation it has, that it runs with its instance Running, or that it
+/// is stopped without one.
+fn settled(store: &crate::store::Store, vm: &Value) -> bool {
+    let status = &vm["status"];
+    if status["observedGeneration"] != vm["metadata"]["generation"]
+        || status["runStrategy"] != vm["spec"]["runStrategy"]
+    {
+        return false;
+    }
+    let key = crate::registry::ResourceKey { group: VMI.0.into(), plural: VMI.2.into() };
+    let vmi = store.get(&key, &(namespace_of(vm).to_string(), name_of(vm).to_string()));
+    match (wants_running(vm), vmi) {
+        (true, Some(vmi)) => {
+            status["printableStatus"] == "Running"
+                && vmi["status"]["phase"] == "Running"
+                && vmi["metadata"]["deletionTimestamp"].is_null()
         }
+        (false, None) => status["printableStatus"] == "Stopped",
+        _ => false,
     }
 }
 

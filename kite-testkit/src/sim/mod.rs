@@ -176,10 +176,24 @@ async fn run(weak: Weak<Inner>, config: SimulationConfig, rules: Arc<Mutex<Rules
     }
 }
 
-/// The objects of one served type, as (namespace, name, object).
+/// The objects of one served type.
 pub(crate) fn objects(inner: &Arc<Inner>, group: &str, plural: &str) -> Vec<Value> {
+    objects_where(inner, group, plural, |_, _| true)
+}
+
+/// The objects of one served type that `wanted` picks, looking at each in
+/// the store (with the store at hand, to look at others): a step copies
+/// only the objects it has work to do on, not a thousand settled ones every
+/// step.
+pub(crate) fn objects_where(
+    inner: &Arc<Inner>,
+    group: &str,
+    plural: &str,
+    wanted: impl Fn(&crate::store::Store, &Value) -> bool,
+) -> Vec<Value> {
     let key = crate::registry::ResourceKey { group: group.into(), plural: plural.into() };
-    inner.store().list(&key).map(|(_, o)| o.clone()).collect()
+    let store = inner.store();
+    store.list(&key).filter(|(_, o)| wanted(&store, o)).map(|(_, o)| o.clone()).collect()
 }
 
 pub(crate) fn find(inner: &Arc<Inner>, group: &str, plural: &str, namespace: &str, name: &str) -> Option<Value> {

@@ -4,21 +4,17 @@
 //! publishes the same address on every Ingress it serves, which is what
 //! tells a machine's domain is live.
 
-use crate::sim::{name_of, namespace_of, objects, write};
+use crate::sim::{name_of, namespace_of, objects_where, write};
 use crate::state::Inner;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// Gives every `LoadBalancer` Service without an ingress the address `ip`.
 pub(super) fn step(inner: &Arc<Inner>, ip: &str) {
-    for service in objects(inner, "", "services") {
-        if service["spec"]["type"] != "LoadBalancer" {
-            continue;
-        }
-        let ingress = &service["status"]["loadBalancer"]["ingress"];
-        if ingress.as_array().is_some_and(|i| i.iter().any(|a| a["ip"] == ip)) {
-            continue;
-        }
+    let without_address = |_: &crate::store::Store, service: &Value| {
+        service["spec"]["type"] == "LoadBalancer" && !published(&service["status"]["loadBalancer"]["ingress"], ip)
+    };
+    for service in objects_where(inner, "", "services", without_address) {
         let status = json!({"status": {"loadBalancer": {"ingress": [{"ip": ip, "ipMode": "VIP"}]}}});
         write(
             inner,
@@ -35,11 +31,9 @@ pub(super) fn step(inner: &Arc<Inner>, ip: &str) {
 /// Gives every Ingress without an address the address `ip`, as Traefik
 /// publishes its load balancer's address on the Ingresses it serves.
 pub(super) fn ingresses(inner: &Arc<Inner>, ip: &str) {
-    for ingress in objects(inner, "networking.k8s.io", "ingresses") {
-        let published = &ingress["status"]["loadBalancer"]["ingress"];
-        if published.as_array().is_some_and(|i| i.iter().any(|a| a["ip"] == ip)) {
-            continue;
-        }
+    let without_address =
+        |_: &crate::store::Store, ingress: &Value| !published(&ingress["status"]["loadBalancer"]["ingress"], ip);
+    for ingress in objects_where(inner, "networking.k8s.io", "ingresses", without_address) {
         let status = json!({"status": {"loadBalancer": {"ingress": [{"ip": ip}]}}});
         write(
             inner,
@@ -51,4 +45,9 @@ pub(super) fn ingresses(inner: &Arc<Inner>, ip: &str) {
             true,
         );
     }
+}
+
+/// Whether a load balancer's `ingress` list holds `ip`.
+fn published(ingress: &Value, ip: &str) -> bool {
+    ingress.as_array().is_some_and(|i| i.iter().any(|a| a["ip"] == ip))
 }
