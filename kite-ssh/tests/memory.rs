@@ -10,7 +10,8 @@ fn the_messages_russh_queues_stay_small() {
         ("russh::ChannelMsg", std::mem::size_of::<russh::ChannelMsg>()),
     ];
     for (name, size) in sizes {
-        // Unpatched, the client's Msg is 552 bytes (a certificate held by value).
-        assert!(size <= 160, "{name} is {size} bytes: box the variant that grew it");
+        // Unpatched, the client's Msg is 552 bytes (a certificate held by value);
+        // with a ChannelRef held by value, both Msgs were 128 and 136 bytes.
+        assert!(size <= 96, "{name} is {size} bytes: box the variant that grew it");
     }
 }

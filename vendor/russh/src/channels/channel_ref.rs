@@ -13,16 +13,18 @@ use crate::ChannelMsg;
 ///
 /// Kite patch: messages go through an [`Outbox`] that never makes the
 /// session loop wait on the channel's reader (see `flow.rs`).
+/// Kite patch: boxed, so that the channel-open messages that carry a
+/// `ChannelRef` stay small (every queue of them allocates room for 32).
 #[derive(Debug)]
 pub struct ChannelRef {
-    pub(super) outbox: Outbox,
+    pub(super) outbox: Box<Outbox>,
     pub(super) window_size: WindowSizeRef,
 }
 
 impl ChannelRef {
     pub fn new(sender: Sender<ChannelMsg>) -> Self {
         Self {
-            outbox: Outbox::new(sender),
+            outbox: Box::new(Outbox::new(sender)),
             window_size: WindowSizeRef::new(0),
         }
     }

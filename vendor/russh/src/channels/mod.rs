@@ -489,7 +489,7 @@ impl<S: From<(ChannelId, ChannelMsg)> + Send + Sync + 'static> Channel<S> {
         let (tx, rx) = tokio::sync::mpsc::channel(channel_buffer_size);
         let window_size = WindowSizeRef::new(window_size);
         let channel_ref = ChannelRef {
-            outbox: flow::Outbox::new(tx),
+            outbox: Box::new(flow::Outbox::new(tx)),
             window_size: window_size.clone(),
         };
         let read_half = ChannelReadHalf {
