@@ -81,6 +81,9 @@ async fn cat_echoes_8_mib_while_the_client_rekeys_every_256_kib() {
     let log = cat_echoes_with(8 * MIB, Duration::from_secs(60), &["RekeyLimit=256K", "LogLevel=DEBUG1"]).await;
     let exchanges = log.matches("SSH2_MSG_NEWKEYS received").count();
     assert!(exchanges >= 8, "expected the keys to be renewed many times, saw {exchanges} exchanges:\n{log}");
+    // The router still tells the client its signature algorithms (RFC 8308),
+    // read from the client's KEXINIT that the spent exchange no longer keeps.
+    assert!(log.contains("server-sig-algs="), "no SSH2_MSG_EXT_INFO from the router:\n{log}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

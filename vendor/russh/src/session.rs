@@ -850,11 +850,15 @@ pub struct Exchange {
 }
 
 /// Kite patch: an exchange kept after its keys are in use: the ephemeral
-/// public keys (over 2 KiB with ML-KEM) served only the exchange hash, so
-/// they are not kept for the connection's life.
+/// public keys (over 2 KiB with ML-KEM) and both KEXINITs (about 1.5 KiB
+/// each) served only the exchange hash (and the server's first look at
+/// the client's extensions, which is handed the KEXINIT), so they are not
+/// kept for the connection's life. A rekey makes a new exchange.
 fn spent(mut exchange: Exchange) -> Exchange {
     exchange.client_ephemeral = Vec::new();
     exchange.server_ephemeral = Vec::new();
+    exchange.client_kex_init = Bytes::new();
+    exchange.server_kex_init = Bytes::new();
     exchange
 }
 

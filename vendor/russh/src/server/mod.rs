@@ -1285,6 +1285,9 @@ async fn reply<H: Handler + Send>(
                     } else {
                         // This is the initial kex
 
+                        // Kite patch: the client's KEXINIT is read here, not kept
+                        // with the spent exchange for the connection's life.
+                        let client_kex_init = newkeys.exchange.client_kex_init.clone();
                         session.common.encrypted(
                             EncryptedState::WaitingAuthServiceRequest {
                                 sent: false,
@@ -1293,7 +1296,7 @@ async fn reply<H: Handler + Send>(
                             newkeys,
                         );
 
-                        session.maybe_send_ext_info()?;
+                        session.maybe_send_ext_info(&client_kex_init)?;
                     }
 
                     session.kex = SessionKexState::Idle;

@@ -1543,12 +1543,13 @@ impl Session {
         &self.common.remote_sshid
     }
 
-    pub(crate) fn maybe_send_ext_info(&mut self) -> Result<(), Error> {
+    // Kite patch: the client's KEXINIT is passed in (the spent exchange no longer keeps it).
+    pub(crate) fn maybe_send_ext_info(&mut self, client_kex_init: &[u8]) -> Result<(), Error> {
         if let Some(ref mut enc) = self.common.encrypted {
             // If client sent a ext-info-c message in the kex list, it supports RFC 8308 extension negotiation.
             let mut key_extension_client = false;
-            if let Some(e) = &enc.exchange {
-                let Some(mut r) = e.client_kex_init.get(17..) else {
+            if enc.exchange.is_some() {
+                let Some(mut r) = client_kex_init.get(17..) else {
                     return Ok(());
                 };
                 if let Ok(kex_list) = NameList::decode(&mut r) {
