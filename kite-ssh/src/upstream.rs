@@ -8,9 +8,24 @@ use crate::pump::pump;
 use crate::user_side::UserSide;
 use russh::client::{self, AuthResult, Handle, Session};
 use russh::keys::{HashAlg, PrivateKeyWithHashAlg, PublicKeyOrCertificate};
-use russh::{Channel, ChannelOpenFailure, server};
+use russh::{Channel, ChannelOpenFailure, Preferred, cipher, server};
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The ciphers the router asks for on the upstream leg, best first. On this
+/// leg the router is the client, so its order decides: AES-GCM first, which
+/// runs on the processor's AES instructions and costs the router less per
+/// byte than ChaCha20-Poly1305 (russh's default first choice). The user's
+/// leg keeps the user's client's choice.
+const UPSTREAM_CIPHERS: &[cipher::Name] = &[
+    cipher::AES_256_GCM,
+    cipher::AES_128_GCM,
+    cipher::CHACHA20_POLY1305,
+    cipher::AES_256_CTR,
+    cipher::AES_192_CTR,
+    cipher::AES_128_CTR,
+];
 
 /// The client handler of one upstream connection.
 pub(crate) struct UpstreamClient {
@@ -138,6 +153,7 @@ pub(crate) async fn connect(
         inactivity_timeout: options.idle_timeout,
         keepalive_interval: options.keepalive_interval,
         nodelay: true,
+        preferred: Preferred { cipher: Cow::Borrowed(UPSTREAM_CIPHERS), ..Preferred::DEFAULT },
         ..Default::default()
     });
     let connecting = client::connect(config, upstream.address.as_str(), handler);

@@ -93,6 +93,17 @@ impl Sshd {
 
     /// Starts sshd with a given host key on a given port.
     pub fn start_with(authorized: &PublicKey, host_key: PrivateKey, port: u16) -> Self {
+        Self::launch(authorized, host_key, port, &[])
+    }
+
+    /// Starts sshd with options given as `-o` on its command line, which
+    /// win over its configuration file (`LogLevel=DEBUG1`, to read what it
+    /// negotiated).
+    pub fn start_with_options(authorized: &PublicKey, options: &[&str]) -> Self {
+        Self::launch(authorized, new_key(), free_port(), options)
+    }
+
+    fn launch(authorized: &PublicKey, host_key: PrivateKey, port: u16, options: &[&str]) -> Self {
         let sshd = require("sshd");
         std::fs::create_dir_all("/run/sshd").unwrap();
         let dir = tempfile::tempdir().unwrap();
@@ -108,6 +119,7 @@ impl Sshd {
             .arg("-e")
             .arg("-f")
             .arg(dir.path().join("sshd_config"))
+            .args(options.iter().flat_map(|option| ["-o", option]))
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
