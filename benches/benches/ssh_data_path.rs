@@ -4,8 +4,9 @@
 //! connection setup, with ratios against direct.
 //!
 //! The machine is shared and noisy, so bulk and round trips are measured in
-//! rounds that take the three paths in turn, and the median round is kept.
-//! A bulk transfer is timed from its first byte to its last: the session's
+//! rounds that take the three paths in turn: a path's bulk figure is its
+//! median round, its round trips are all its rounds' samples together. A
+//! bulk transfer is timed from its first byte to its last: the session's
 //! setup is measured on its own.
 //!
 //! `cargo bench -p kite-benches --bench ssh_data_path` (a full run: 256 MiB);
@@ -124,7 +125,7 @@ fn main() {
     );
     println!("| path | bulk MiB/s | × direct | RTT p50 µs | RTT p99 µs | +p50 µs | setup p50 ms | setup p99 ms |");
     println!("|---|---|---|---|---|---|---|---|");
-    // Rounds taking the paths in turn; each path's median round is kept.
+    // Rounds taking the paths in turn: the median bulk, all round trips.
     let mut bulk: Vec<Vec<f64>> = vec![Vec::new(); paths.len()];
     let mut rtt: Vec<Vec<Duration>> = vec![Vec::new(); paths.len()];
     for _ in 0..rounds {
