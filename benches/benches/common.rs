@@ -5,6 +5,7 @@
 use kite_testkit::openssh::{
     Sshd, free_port, new_key, public_line, require, ssh_client_options, wait_for_port, write_key,
 };
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -51,10 +52,38 @@ pub(crate) fn kite_command() -> Command {
     }
 }
 
+/// A `kite` process in a process group of its own: dropping it sends the
+/// group SIGTERM, so that a wrapper (a profiler) writes its report and the
+/// `kite` under it stops too, and SIGKILL to what is left after 10 s.
+pub(crate) struct KiteProcess(pub(crate) Child);
+
+impl KiteProcess {
+    /// Starts `command` (from [`kite_command`]) in a new process group.
+    pub(crate) fn spawn(command: &mut Command) -> Self {
+        Self(command.process_group(0).spawn().unwrap())
+    }
+}
+
+impl Drop for KiteProcess {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let signal = |name: &str| {
+            let _ = Command::new("kill").args([name, "--", &group]).stderr(Stdio::null()).status();
+        };
+        signal("-TERM");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::time::Instant::now() < deadline && matches!(self.0.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        signal("-KILL");
+        let _ = self.0.wait();
+    }
+}
+
 /// A running `kite gateway` with one route, `bench`, to an upstream.
 pub(crate) struct Gateway {
     pub(crate) port: u16,
-    pub(crate) child: Child,
+    pub(crate) child: KiteProcess,
     pub(crate) user_key: PathBuf,
     _dir: tempfile::TempDir,
 }
@@ -84,33 +113,40 @@ impl Gateway {
             public_line(host_key)
         );
         std::fs::write(dir.path().join("gateway.toml"), config).unwrap();
-        let child = kite_command()
-            .args(["gateway", "--config"])
-            .arg(dir.path().join("gateway.toml"))
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let child = KiteProcess::spawn(
+            kite_command()
+                .args(["gateway", "--config"])
+                .arg(dir.path().join("gateway.toml"))
+                .env("RUST_LOG", "warn")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        );
         wait_for_port(port);
         Self { port, child, user_key: dir.path().join("user"), _dir: dir }
     }
 
     /// The gateway's resident memory, in KiB.
     pub(crate) fn rss_kib(&self) -> u64 {
-        std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+        std::fs::read_to_string(format!("/proc/{}/status", self.child.0.id()))
             .ok()
             .and_then(|s| {
                 s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
             })
             .unwrap_or(0)
     }
-}
 
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    /// The CPU time the gateway has used so far, all its threads: user and
+    /// system (from `/proc/<pid>/stat`, counted in Linux's fixed 100 ticks a
+    /// second). Under `KITE_BENCH_WRAPPER` it is the wrapper's.
+    pub(crate) fn cpu_time(&self) -> (Duration, Duration) {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.0.id())).unwrap_or_default();
+        // The fields after the command name, which is in parentheses: utime and stime are the 12th and 13th.
+        let ticks: Vec<u64> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().skip(11).take(2).filter_map(|t| t.parse().ok()).collect())
+            .unwrap_or_default();
+        let tick = |i: usize| Duration::from_millis(ticks.get(i).copied().unwrap_or(0) * 10);
+        (tick(0), tick(1))
     }
 }
 

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{free_port_addr, full_run, kite_command};
+use common::{KiteProcess, free_port_addr, full_run, kite_command};
 use k8s_openapi::api::core::v1::Namespace;
 use kite_core::api::*;
 use kite_testkit::FakeApiServer;
@@ -68,16 +68,16 @@ async fn main() {
         .unwrap();
 
     let probes = free_port_addr();
-    let mut controller = kite_command()
-        .args(["controller", "--no-leader-election", "--namespace", "kite", "--kubeconfig"])
-        .arg(&kubeconfig)
-        .args(["--listen", &probes.to_string()])
-        .env("RUST_LOG", "error")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let pid = controller.id();
+    let controller = KiteProcess::spawn(
+        kite_command()
+            .args(["controller", "--no-leader-election", "--namespace", "kite", "--kubeconfig"])
+            .arg(&kubeconfig)
+            .args(["--listen", &probes.to_string()])
+            .env("RUST_LOG", "error")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit()),
+    );
+    let pid = controller.0.id();
     let idle_rss = {
         tokio::time::sleep(Duration::from_secs(2)).await;
         rss_kib(pid)
@@ -150,8 +150,7 @@ async fn main() {
     let idle_window = Duration::from_secs(if full_run() { 60 } else { 5 });
     tokio::time::sleep(idle_window).await;
     let idle = controller_requests(&server);
-    let _ = controller.kill();
-    let _ = controller.wait();
+    drop(controller);
 
     let (all, writes) = (total(&counts, false), total(&counts, true));
     println!("machines: {machines} in {users} namespaces (created in {:.1} s)", created.as_secs_f64());

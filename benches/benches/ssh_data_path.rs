@@ -7,7 +7,9 @@
 //! rounds that take the three paths in turn: a path's bulk figure is its
 //! median round, its round trips are all its rounds' samples together. A
 //! bulk transfer is timed from its first byte to its last: the session's
-//! setup is measured on its own.
+//! setup is measured on its own. The router's CPU time per MiB over its
+//! bulk rounds is printed too: it is what the router adds to the cost of
+//! every byte, whatever else the machine runs.
 //!
 //! `cargo bench -p kite-benches --bench ssh_data_path` (a full run: 256 MiB);
 //! under `cargo test` it makes a small smoke pass.
@@ -128,9 +130,18 @@ fn main() {
     // Rounds taking the paths in turn: the median bulk, all round trips.
     let mut bulk: Vec<Vec<f64>> = vec![Vec::new(); paths.len()];
     let mut rtt: Vec<Vec<Duration>> = vec![Vec::new(); paths.len()];
+    // The router's CPU time per MiB over each of its bulk rounds (its
+    // session setups included: a few milliseconds against hundreds).
+    let mut router_cpu = Vec::new();
     for _ in 0..rounds {
         for (i, path) in paths.iter().enumerate() {
+            let cpu_before = gateway.cpu_time();
             bulk[i].push(bulk_mib_per_s(path, mib));
+            if path.name == "kite-ssh" {
+                let ((user_before, system_before), (user, system)) = (cpu_before, gateway.cpu_time());
+                let per_mib = |d: Duration| d.as_secs_f64() * 1e3 / mib as f64;
+                router_cpu.push((per_mib(user - user_before), per_mib(system - system_before)));
+            }
             rtt[i].extend(round_trips(path, trips / rounds));
         }
     }
@@ -152,6 +163,16 @@ fn main() {
             micros(p50) - micros(base_p50),
             percentile(&setup, 50).as_secs_f64() * 1e3,
             percentile(&setup, 99).as_secs_f64() * 1e3
+        );
+    }
+    router_cpu.sort_by(|a, b| (a.0 + a.1).total_cmp(&(b.0 + b.1)));
+    let (user, system) = router_cpu[router_cpu.len() / 2];
+    if std::env::var_os("KITE_BENCH_WRAPPER").is_some() {
+        println!("\nThe router's CPU time is not measured under KITE_BENCH_WRAPPER (it would be the wrapper's).");
+    } else {
+        println!(
+            "\nThe router's CPU time per MiB of bulk, both legs (the median round): {:.2} ms, {user:.2} user and {system:.2} system",
+            user + system
         );
     }
     drop(gateway);
