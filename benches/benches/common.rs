@@ -76,6 +76,8 @@ impl Drop for KiteProcess {
             std::thread::sleep(Duration::from_millis(20));
         }
         signal("-KILL");
+        // Without a `kill` command the group was not signalled: the process itself still is.
+        let _ = self.0.kill();
         let _ = self.0.wait();
     }
 }
