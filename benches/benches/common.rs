@@ -66,18 +66,22 @@ impl KiteProcess {
 
 impl Drop for KiteProcess {
     fn drop(&mut self) {
-        let group = format!("-{}", self.0.id());
+        // The shell's own `kill`: a fresh machine may have no `kill` program.
+        let group = self.0.id();
         let signal = |name: &str| {
-            let _ = Command::new("kill").args([name, "--", &group]).stderr(Stdio::null()).status();
+            let _ = Command::new("sh").arg("-c").arg(format!("kill -{name} -{group}")).stderr(Stdio::null()).status();
         };
-        signal("-TERM");
+        signal("TERM");
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while std::time::Instant::now() < deadline && matches!(self.0.try_wait(), Ok(None)) {
             std::thread::sleep(Duration::from_millis(20));
         }
-        signal("-KILL");
-        // Without a `kill` command the group was not signalled: the process itself still is.
-        let _ = self.0.kill();
+        // Only while the leader is not yet reaped: then the group's number cannot have been reused.
+        if matches!(self.0.try_wait(), Ok(None)) {
+            signal("KILL");
+            // Should the group not have been signalled, the process itself still is.
+            let _ = self.0.kill();
+        }
         let _ = self.0.wait();
     }
 }
