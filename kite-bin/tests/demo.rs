@@ -34,7 +34,7 @@ impl Demo {
         let kubeconfig = dir.join("kubeconfig");
         let state = dir.join("state");
         let log = std::fs::File::create(dir.join("demo.out")).unwrap();
-        let process = Process(
+        let process = Process::in_own_group(
             Command::new(env!("CARGO_BIN_EXE_kite"))
                 .args(["demo", "--http", &format!("127.0.0.1:{http}"), "--ssh", &format!("127.0.0.1:{ssh}")])
                 .args(["--kube", &format!("127.0.0.1:{kube}"), "--import-seconds", "2"])
@@ -46,9 +46,7 @@ impl Demo {
                 .env("RUST_LOG", "warn")
                 .stdin(Stdio::null())
                 .stdout(log)
-                .stderr(Stdio::inherit())
-                .spawn()
-                .unwrap(),
+                .stderr(Stdio::inherit()),
         );
         let base = format!("http://127.0.0.1:{http}");
         let anonymous =

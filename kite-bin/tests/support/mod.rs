@@ -34,11 +34,26 @@ pub fn kubectl(kubeconfig: &std::path::Path, args: &[&str]) -> String {
     text(&output.stdout)
 }
 
-/// A child process, killed when dropped.
+/// A child process, killed when dropped: with its process group, when it
+/// leads one (a demo started with [`Process::in_own_group`], whose
+/// machines' `sshd`s would otherwise outlive it).
 pub struct Process(pub Child);
+
+impl Process {
+    /// Starts `command` in a process group of its own, so that dropping it
+    /// stops what it started too.
+    pub fn in_own_group(command: &mut Command) -> Self {
+        use std::os::unix::process::CommandExt as _;
+        Self(command.process_group(0).spawn().unwrap())
+    }
+}
 
 impl Drop for Process {
     fn drop(&mut self) {
+        // Before the child is reaped no other group can have its number: a
+        // child that leads no group makes this `kill` fail, harmlessly.
+        let group = format!("kill -KILL -{} 2>/dev/null", self.0.id());
+        let _ = Command::new("sh").args(["-c", &group]).status();
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -310,7 +325,7 @@ pub async fn create_machine_when_accepted(session: &Session, body: Value) -> Val
 
 /// `kite demo` on loopback ports, its state under `dir`, importing images in 2 s.
 pub fn start_demo(dir: &std::path::Path, http: u16, ssh: u16) -> Process {
-    Process(
+    Process::in_own_group(
         Command::new(env!("CARGO_BIN_EXE_kite"))
             .args(["demo", "--http", &format!("127.0.0.1:{http}"), "--ssh", &format!("127.0.0.1:{ssh}")])
             .args(["--kube", &format!("127.0.0.1:{}", free_port()), "--import-seconds", "2"])
@@ -319,9 +334,7 @@ pub fn start_demo(dir: &std::path::Path, http: u16, ssh: u16) -> Process {
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap(),
+            .stderr(Stdio::inherit()),
     )
 }
 
