@@ -5,6 +5,7 @@
 use kite_testkit::openssh::{
     Sshd, free_port, new_key, public_line, require, ssh_client_options, wait_for_port, write_key,
 };
+use kite_testkit::process_group::signal_group;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -66,19 +67,14 @@ impl KiteProcess {
 
 impl Drop for KiteProcess {
     fn drop(&mut self) {
-        // The shell's own `kill`: a fresh machine may have no `kill` program.
-        let group = self.0.id();
-        let signal = |name: &str| {
-            let _ = Command::new("sh").arg("-c").arg(format!("kill -{name} -{group}")).stderr(Stdio::null()).status();
-        };
-        signal("TERM");
+        signal_group(&self.0, "TERM");
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while std::time::Instant::now() < deadline && matches!(self.0.try_wait(), Ok(None)) {
             std::thread::sleep(Duration::from_millis(20));
         }
         // Only while the leader is not yet reaped: then the group's number cannot have been reused.
         if matches!(self.0.try_wait(), Ok(None)) {
-            signal("KILL");
+            signal_group(&self.0, "KILL");
             // Should the group not have been signalled, the process itself still is.
             let _ = self.0.kill();
         }

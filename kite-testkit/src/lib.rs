@@ -57,6 +57,7 @@ pub mod netns;
 mod openapi;
 pub mod openssh;
 mod patch;
+pub mod process_group;
 mod quantities;
 
 mod path;

@@ -50,10 +50,7 @@ impl Process {
 
 impl Drop for Process {
     fn drop(&mut self) {
-        // Before the child is reaped no other group can have its number: a
-        // child that leads no group makes this `kill` fail, harmlessly.
-        let group = format!("kill -KILL -{} 2>/dev/null", self.0.id());
-        let _ = Command::new("sh").args(["-c", &group]).status();
+        kite_testkit::process_group::signal_group(&self.0, "KILL");
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
