@@ -40,6 +40,72 @@ fn ms(d: Duration) -> String {
 async fn main() {
     let (users, per_user, clients, reads_each) = if full_run() { (1000, 2, 100, 50) } else { (20, 2, 10, 5) };
     let server = FakeApiServer::new().unwrap();
+    fill(&server, users, per_user).await;
+
+    let options =
+        Options { secure_cookies: false, trusted_proxies: Vec::new(), first_signup_is_admin: false, gateway: None };
+    let state = state(server.client(), "kite", options).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !state.synced() {
+        assert!(Instant::now() < deadline, "the API's caches did not sync within 60 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let api = tokio::spawn(serve(listener, app(state.clone()).unwrap(), async move {
+        let _ = stopped.await;
+    }));
+    let http = reqwest::Client::builder().pool_max_idle_per_host(clients).build().unwrap();
+
+    // 1. Sign-in.
+    let started = Instant::now();
+    let signed_in = sign_in(&http, &base, clients).await;
+    let signing = started.elapsed();
+    let waits = state.hashing.queue_wait();
+
+    // 2. Reads, with the API server's request log reset: the caches must answer.
+    server.reset_requests();
+    let started = Instant::now();
+    let (list, rows) = read(&http, &base, signed_in.tokens.clone(), reads_each).await;
+    let reading_took = started.elapsed();
+    let upstream = server.request_counts();
+    let _ = stop.send(());
+    let _ = api.await;
+
+    println!();
+    println!(
+        "| clients | sign-ins/s | sign-in p50 | p99 | refused (503, retried) | hashing queue: mean wait | longest |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "| {clients} | {:.1} | {} | {} | {} | {} | {} |",
+        clients as f64 / signing.as_secs_f64(),
+        ms(percentile(&signed_in.times, 0.5)),
+        ms(percentile(&signed_in.times, 0.99)),
+        signed_in.refusals,
+        ms(waits.mean()),
+        ms(waits.longest),
+    );
+    println!();
+    println!("| read | requests | p50 | p99 | requests/s (both, all clients) | API-server requests meanwhile |");
+    println!("|---|---|---|---|---|---|");
+    let rate = (list.len() + rows.len()) as f64 / reading_took.as_secs_f64();
+    let upstream_total: u64 = upstream.values().sum();
+    for (name, times) in [("GET /api/v1/vms", &list), ("GET /fragments/vms", &rows)] {
+        println!(
+            "| {name} | {} | {} | {} | {rate:.0} | {upstream_total} |",
+            times.len(),
+            ms(percentile(times, 0.5)),
+            ms(percentile(times, 0.99)),
+        );
+    }
+    assert_eq!(upstream_total, 0, "a read path asked the API server: {upstream:?}");
+}
+
+/// The platform namespace, `users` accounts (one password hash for all:
+/// hashing 1,000 would only slow the set-up) and `per_user` machines each.
+async fn fill(server: &FakeApiServer, users: usize, per_user: usize) {
     for crd in kite_core::api::crds() {
         server.install_crd(&crd).unwrap();
     }
@@ -48,8 +114,6 @@ async fn main() {
     let mut kite = Namespace::default();
     kite.metadata.name = Some("kite".into());
     namespaces.create(&PostParams::default(), &kite).await.unwrap();
-
-    // The accounts (one password hash for all: hashing 1,000 would only slow the set-up) and their machines.
     let hash = kite_ssh::password::hash(PASSWORD).unwrap();
     let filled = Instant::now();
     for u in 0..users {
@@ -66,28 +130,21 @@ async fn main() {
         }
     }
     println!("users: {users}, machines: {} (made in {:.1} s)", users * per_user, filled.elapsed().as_secs_f64());
+}
 
-    let options =
-        Options { secure_cookies: false, trusted_proxies: Vec::new(), first_signup_is_admin: false, gateway: None };
-    let state = state(client, "kite", options).await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !state.synced() {
-        assert!(Instant::now() < deadline, "the API's caches did not sync within 60 s");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let api = tokio::spawn(serve(listener, app(state.clone()).unwrap(), async move {
-        let _ = stopped.await;
-    }));
-    let http = reqwest::Client::builder().pool_max_idle_per_host(clients).build().unwrap();
+/// What signing `clients` in at once gave: their tokens, how often they
+/// were refused (and retried), and how long each took.
+struct SignedIn {
+    tokens: Vec<String>,
+    refusals: u32,
+    times: Vec<Duration>,
+}
 
-    // 1. Sign-in.
-    let started = Instant::now();
+/// Signs the first `clients` users in at once; a refused one (`503`) tries again after 100 ms.
+async fn sign_in(http: &reqwest::Client, base: &str, clients: usize) -> SignedIn {
     let mut signing_in = Vec::new();
     for c in 0..clients {
-        let (http, base) = (http.clone(), base.clone());
+        let (http, base) = (http.clone(), base.to_string());
         signing_in.push(tokio::spawn(async move {
             let body = json!({ "email": format!("user-{c}@example.org"), "password": PASSWORD });
             let (mut refused, began) = (0u32, Instant::now());
@@ -109,24 +166,28 @@ async fn main() {
             }
         }));
     }
-    let mut tokens = Vec::new();
-    let (mut refusals, mut sign_in_times) = (0u32, Vec::new());
+    let mut signed_in = SignedIn { tokens: Vec::new(), refusals: 0, times: Vec::new() };
     for task in signing_in {
         let (token, refused, took) = task.await.unwrap();
-        tokens.push(token);
-        refusals += refused;
-        sign_in_times.push(took);
+        signed_in.tokens.push(token);
+        signed_in.refusals += refused;
+        signed_in.times.push(took);
     }
-    let signing = started.elapsed();
-    sign_in_times.sort();
-    let waits = state.hashing.queue_wait();
+    signed_in.times.sort();
+    signed_in
+}
 
-    // 2. Reads, with the API server's request log reset: the caches must answer.
-    server.reset_requests();
-    let started = Instant::now();
+/// Each signed-in client reads the machine list and the dashboard's rows
+/// `reads_each` times in turn; the times of each, sorted.
+async fn read(
+    http: &reqwest::Client,
+    base: &str,
+    tokens: Vec<String>,
+    reads_each: usize,
+) -> (Vec<Duration>, Vec<Duration>) {
     let mut reading = Vec::new();
     for token in tokens {
-        let (http, base) = (http.clone(), base.clone());
+        let (http, base) = (http.clone(), base.to_string());
         reading.push(tokio::spawn(async move {
             let (mut list, mut rows) = (Vec::new(), Vec::new());
             for _ in 0..reads_each {
@@ -148,38 +209,7 @@ async fn main() {
         list.extend(l);
         rows.extend(r);
     }
-    let reading_took = started.elapsed();
-    let upstream = server.request_counts();
     list.sort();
     rows.sort();
-    let _ = stop.send(());
-    let _ = api.await;
-
-    println!();
-    println!(
-        "| clients | sign-ins/s | sign-in p50 | p99 | refused (503, retried) | hashing queue: mean wait | longest |"
-    );
-    println!("|---|---|---|---|---|---|---|");
-    println!(
-        "| {clients} | {:.1} | {} | {} | {refusals} | {} | {} |",
-        clients as f64 / signing.as_secs_f64(),
-        ms(percentile(&sign_in_times, 0.5)),
-        ms(percentile(&sign_in_times, 0.99)),
-        ms(waits.mean()),
-        ms(waits.longest),
-    );
-    println!();
-    println!("| read | requests | p50 | p99 | requests/s (both, all clients) | API-server requests meanwhile |");
-    println!("|---|---|---|---|---|---|");
-    let rate = (list.len() + rows.len()) as f64 / reading_took.as_secs_f64();
-    let upstream_total: u64 = upstream.values().sum();
-    for (name, times) in [("GET /api/v1/vms", &list), ("GET /fragments/vms", &rows)] {
-        println!(
-            "| {name} | {} | {} | {} | {rate:.0} | {upstream_total} |",
-            times.len(),
-            ms(percentile(times, 0.5)),
-            ms(percentile(times, 0.99)),
-        );
-    }
-    assert_eq!(upstream_total, 0, "a read path asked the API server: {upstream:?}");
+    (list, rows)
 }

@@ -82,7 +82,50 @@ async fn main() {
         tokio::time::sleep(Duration::from_secs(2)).await;
         rss_kib(pid)
     };
+    let namespaces = tenants_with_an_image(&client, users).await;
 
+    server.reset_requests();
+    let (created, converged) = converge(&client, &namespaces, machines).await;
+    let counts = controller_requests(&server);
+    let converged_rss = rss_kib(pid);
+
+    // The minute after: no writes, and no polling (reads only from resyncs).
+    server.reset_requests();
+    let idle_window = Duration::from_secs(if full_run() { 60 } else { 5 });
+    tokio::time::sleep(idle_window).await;
+    let idle = controller_requests(&server);
+    drop(controller);
+
+    let (all, writes) = (total(&counts, false), total(&counts, true));
+    println!("machines: {machines} in {users} namespaces (created in {:.1} s)", created.as_secs_f64());
+    println!(
+        "| machines | converged in | requests | writes | requests/machine | writes/machine | idle {} s: requests | idle writes | controller RSS idle | with machines | per machine |",
+        idle_window.as_secs()
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| {machines} | {:.1} s | {all} | {writes} | {:.1} | {:.1} | {} | {} | {:.1} MiB | {:.1} MiB | {:.1} KiB |",
+        converged.as_secs_f64(),
+        all as f64 / machines as f64,
+        writes as f64 / machines as f64,
+        total(&idle, false),
+        total(&idle, true),
+        idle_rss as f64 / 1024.0,
+        converged_rss as f64 / 1024.0,
+        converged_rss.saturating_sub(idle_rss) as f64 / machines as f64,
+    );
+    for (when, counts) in [("converging", &counts), ("idle", &idle)] {
+        println!("requests by kind while {when}:");
+        for (kind, n) in counts {
+            println!("  {kind}: {n}");
+        }
+    }
+    assert!(writes > 0 && all >= writes, "the controller made no requests");
+}
+
+/// `users` users, once the controller has made their namespaces and
+/// imported the golden image machines are cloned from: their namespaces.
+async fn tenants_with_an_image(client: &kube::Client, users: usize) -> Vec<String> {
     let user_api: Api<KiteUser> = Api::all(client.clone());
     let mut namespaces = Vec::new();
     for u in 0..users {
@@ -113,8 +156,13 @@ async fn main() {
         assert!(Instant::now() < deadline, "the golden image was not imported");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    namespaces
+}
 
-    server.reset_requests();
+/// Creates `machines` machines over `namespaces` and waits until all run:
+/// how long creating them took, and how long until all ran.
+async fn converge(client: &kube::Client, namespaces: &[String], machines: usize) -> (Duration, Duration) {
+    let users = namespaces.len();
     let started = Instant::now();
     let vms = Api::<KiteVirtualMachine>::all(client.clone());
     for m in 0..machines {
@@ -142,41 +190,5 @@ async fn main() {
         assert!(started.elapsed() < limit, "only {running} of {machines} machines ran within {limit:?}");
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
-    let counts = controller_requests(&server);
-    let converged_rss = rss_kib(pid);
-
-    // The minute after: no writes, and no polling (reads only from resyncs).
-    server.reset_requests();
-    let idle_window = Duration::from_secs(if full_run() { 60 } else { 5 });
-    tokio::time::sleep(idle_window).await;
-    let idle = controller_requests(&server);
-    drop(controller);
-
-    let (all, writes) = (total(&counts, false), total(&counts, true));
-    println!("machines: {machines} in {users} namespaces (created in {:.1} s)", created.as_secs_f64());
-    println!(
-        "| machines | converged in | requests | writes | requests/machine | writes/machine | idle {} s: requests | idle writes | controller RSS idle | with machines | per machine |",
-        idle_window.as_secs()
-    );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    println!(
-        "| {machines} | {:.1} s | {all} | {writes} | {:.1} | {:.1} | {} | {} | {:.1} MiB | {:.1} MiB | {:.1} KiB |",
-        converged.as_secs_f64(),
-        all as f64 / machines as f64,
-        writes as f64 / machines as f64,
-        total(&idle, false),
-        total(&idle, true),
-        idle_rss as f64 / 1024.0,
-        converged_rss as f64 / 1024.0,
-        converged_rss.saturating_sub(idle_rss) as f64 / machines as f64,
-    );
-    println!("requests by kind while converging:");
-    for (kind, n) in &counts {
-        println!("  {kind}: {n}");
-    }
-    println!("requests by kind while idle:");
-    for (kind, n) in &idle {
-        println!("  {kind}: {n}");
-    }
-    assert!(writes > 0 && all >= writes, "the controller made no requests");
+    (created, converged)
 }

@@ -9,6 +9,7 @@
 //! watches of its children are also its caches ([`stores`]): a pass reads
 //! what they hold instead of a GET per child.
 
+pub mod applier;
 pub mod apply;
 mod backoff;
 mod metrics;

@@ -115,12 +115,24 @@ pub fn network_policies(
     host_addresses: &[String],
 ) -> Result<Vec<NetworkPolicy>, Error> {
     let tenant = tenant(user)?;
-    let network = &platform.tenant_network;
-    let policy = |name: &str, why: &str, spec: NetworkPolicySpec| NetworkPolicy {
-        metadata: meta(&tenant, name, Some(why)),
-        spec: Some(spec),
-    };
-    let deny = policy(
+    let policies = [
+        default_deny(),
+        ssh_from_platform(platform_namespace),
+        web_from_ingress(platform),
+        vm_egress(platform, host_addresses),
+        cdi_upload(platform),
+    ];
+    Ok(policies
+        .into_iter()
+        .map(|(name, why, spec)| NetworkPolicy { metadata: meta(&tenant, name, Some(why)), spec: Some(spec) })
+        .collect())
+}
+
+/// A NetworkPolicy's name, the sentence saying why it is there, and its spec.
+type Policy = (&'static str, &'static str, NetworkPolicySpec);
+
+fn default_deny() -> Policy {
+    (
         "kite-default-deny",
         "Nothing enters or leaves a tenant's pods unless another Kite policy allows it.",
         NetworkPolicySpec {
@@ -128,8 +140,11 @@ pub fn network_policies(
             policy_types: Some(vec!["Ingress".into(), "Egress".into()]),
             ..Default::default()
         },
-    );
-    let ssh = policy(
+    )
+}
+
+fn ssh_from_platform(platform_namespace: &str) -> Policy {
+    (
         "kite-allow-ssh-from-platform",
         "The SSH gateway's pods (in the platform namespace) reach machines on TCP 22; nothing else may.",
         NetworkPolicySpec {
@@ -146,8 +161,11 @@ pub fn network_policies(
             }]),
             ..Default::default()
         },
-    );
-    let web = policy(
+    )
+}
+
+fn web_from_ingress(platform: &KitePlatformSpec) -> Policy {
+    (
         "kite-allow-web-from-ingress",
         "The ingress controller reaches machines on TCP 80, for their domains; nothing else from outside may.",
         NetworkPolicySpec {
@@ -162,27 +180,22 @@ pub fn network_policies(
             }]),
             ..Default::default()
         },
-    );
+    )
+}
+
+fn vm_egress(platform: &KitePlatformSpec, host_addresses: &[String]) -> Policy {
+    let network = &platform.tenant_network;
     let (cluster_v6, cluster_v4): (Vec<&String>, Vec<&String>) = network
         .cluster_cidrs
         .iter()
         .chain(&network.blocked_cidrs)
         .chain(host_addresses)
         .partition(|cidr| cidr.contains(':'));
-    let except = |blocked: &[&str], cluster: Vec<&String>| -> Vec<String> {
-        let mut ranges: Vec<String> = blocked.iter().map(|r| r.to_string()).collect();
-        for cidr in cluster {
-            if !ranges.iter().any(|range| cidr_within(cidr, range)) {
-                ranges.push(cidr.clone());
-            }
-        }
-        ranges
-    };
-    let anywhere_but = |cidr: &str, except: Vec<String>| NetworkPolicyPeer {
-        ip_block: Some(IPBlock { cidr: cidr.into(), except: Some(except) }),
+    let anywhere_but = |cidr: &str, blocked: &[&str], cluster: Vec<&String>| NetworkPolicyPeer {
+        ip_block: Some(IPBlock { cidr: cidr.into(), except: Some(except(blocked, cluster)) }),
         ..Default::default()
     };
-    let egress = policy(
+    (
         "kite-allow-vm-egress",
         "Machines resolve names with the cluster DNS and reach the internet, but not private ranges, the cluster's pods and Services, its nodes and API server, or the metadata address.",
         NetworkPolicySpec {
@@ -199,16 +212,30 @@ pub fn network_policies(
                 },
                 NetworkPolicyEgressRule {
                     to: Some(vec![
-                        anywhere_but("0.0.0.0/0", except(BLOCKED_V4, cluster_v4)),
-                        anywhere_but("::/0", except(BLOCKED_V6, cluster_v6)),
+                        anywhere_but("0.0.0.0/0", BLOCKED_V4, cluster_v4),
+                        anywhere_but("::/0", BLOCKED_V6, cluster_v6),
                     ]),
                     ports: None,
                 },
             ]),
             ..Default::default()
         },
-    );
-    let cdi = policy(
+    )
+}
+
+/// The ranges `blocked`, and each of `cluster` that none of them holds already.
+fn except(blocked: &[&str], cluster: Vec<&String>) -> Vec<String> {
+    let mut ranges: Vec<String> = blocked.iter().map(|r| r.to_string()).collect();
+    for cidr in cluster {
+        if !ranges.iter().any(|range| cidr_within(cidr, range)) {
+            ranges.push(cidr.clone());
+        }
+    }
+    ranges
+}
+
+fn cdi_upload(platform: &KitePlatformSpec) -> Policy {
+    (
         "kite-allow-cdi-upload",
         "CDI's host-assisted clone streams the golden image from the clone-source pod in the platform namespace to an upload server here on TCP 8443; CDI's own namespace reaches that port for uploads and progress.",
         NetworkPolicySpec {
@@ -217,7 +244,7 @@ pub fn network_policies(
             ingress: Some(vec![NetworkPolicyIngressRule {
                 from: Some(vec![
                     NetworkPolicyPeer {
-                        namespace_selector: Some(namespace_named(&network.cdi_namespace)),
+                        namespace_selector: Some(namespace_named(&platform.tenant_network.cdi_namespace)),
                         ..Default::default()
                     },
                     NetworkPolicyPeer {
@@ -230,8 +257,7 @@ pub fn network_policies(
             }]),
             ..Default::default()
         },
-    );
-    Ok(vec![deny, ssh, web, egress, cdi])
+    )
 }
 
 fn parse_cidr(cidr: &str) -> Option<(u128, u8, bool)> {

@@ -2,8 +2,9 @@
 //! Secret `<vm>-ssh-key`, or made once and stored there. A Secret of that
 //! name that is not Kite's is neither used nor replaced.
 
+use super::config::{Config, FIELD_MANAGER, name_of};
+use super::desired;
 use super::keys::KeyPair;
-use super::{Config, FIELD_MANAGER, desired, name_of};
 use crate::api::KiteVirtualMachine;
 use crate::reconcile::{Context, apply};
 use crate::{Error, labels, names, ssh_secret};

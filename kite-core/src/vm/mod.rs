@@ -20,19 +20,24 @@
 //! children, then the finalizer (or, for `spec.delete`, the object).
 
 pub mod cloud_init;
+mod config;
 pub mod desired;
 pub mod gateway_access;
 mod key_secret;
 pub mod keys;
 pub mod status;
+mod status_write;
 pub mod web;
 mod written;
+use config::name_of;
+pub use config::{Config, FIELD_MANAGER, NAME, STATUS_MANAGER};
+use status_write::write_status;
 pub use written::STATUS_INTERVAL;
-use written::write_status;
 
-use crate::api::{KitePlatform, KiteVirtualMachine, PLATFORM_NAME, VirtualMachinePhase};
+use crate::api::{KitePlatform, KitePlatformSpec, KiteVirtualMachine, PLATFORM_NAME, VirtualMachinePhase};
 use crate::key::object_key;
 use crate::labels::{self, VM_CLEANUP_FINALIZER};
+use crate::reconcile::applier::Applier;
 use crate::reconcile::apply::{self, Removal};
 use crate::reconcile::{Context, RESYNC, resources};
 use crate::required::Required;
@@ -42,7 +47,6 @@ use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim, Secret, Servi
 use k8s_openapi::api::networking::v1::Ingress;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use key_secret::ensure_keys;
-use keys::KeyGenerator;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::core::ApiResource;
@@ -56,15 +60,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 pub use written::WrittenStatuses;
-
-/// The reconciler's name in metrics and logs.
-pub const NAME: &str = "vm";
-
-/// The field manager of the children this reconciler applies.
-pub const FIELD_MANAGER: &str = "kite-controller-vm";
-
-/// The field manager of the machines' status.
-pub const STATUS_MANAGER: &str = "kite-controller-vm-status";
 
 /// What the reconciler reads of a running instance; its cache keeps nothing else.
 const INSTANCE_FIELDS: &[&str] = &["/status/nodeName", "/status/phase"];
@@ -83,38 +78,6 @@ const CONCURRENCY: u16 = 32;
 
 /// How soon a machine that is on its way somewhere is looked at again.
 const PROGRESS: Duration = Duration::from_secs(10);
-
-/// The VM reconciler's configuration.
-#[derive(Clone)]
-pub struct Config {
-    /// Makes the SSH key pairs; [`keys::Ed25519`] outside tests.
-    pub keys: Arc<dyn KeyGenerator>,
-    /// The SSH gateway's ServiceAccount, granted `get` on each machine's
-    /// `<vm>-ssh-key` alone ([`gateway_access`]); no grant when `None`
-    /// (a gateway that may read those Secrets some other way).
-    pub gateway: Option<gateway_access::GatewayAccount>,
-    /// The platform namespace, where the platform's certificate Secret is.
-    pub platform_namespace: String,
-    /// The statuses this reconciler last wrote (kept here; start with the default).
-    pub written: WrittenStatuses,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            keys: Arc::new(keys::Ed25519),
-            gateway: None,
-            platform_namespace: "kite".into(),
-            written: WrittenStatuses::default(),
-        }
-    }
-}
-
-impl std::fmt::Debug for Config {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Config").finish_non_exhaustive()
-    }
-}
 
 /// One reconcile pass of a machine.
 pub async fn reconcile(vm: Arc<KiteVirtualMachine>, ctx: Arc<Context<Config>>) -> Result<Action, Error> {
@@ -193,82 +156,34 @@ fn machine_of(object: &impl ResourceExt) -> Option<kube::runtime::reflector::Obj
     Some(kube::runtime::reflector::ObjectRef::new(name).within(namespace))
 }
 
-fn name_of(vm: &KiteVirtualMachine) -> Result<(String, String), Error> {
-    Ok((vm.required_name()?.to_string(), vm.required_namespace()?.to_string()))
-}
-
 /// The desired-state path.
 async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Action, Error> {
     if vm.spec.delete {
         return delete_intent(vm, ctx).await;
     }
     let (name, namespace) = name_of(vm)?;
-    let client = &ctx.client;
     if namespace_terminating(ctx, &namespace).await? {
         tracing::debug!(vm = %name, %namespace, "the namespace is terminating; creating nothing");
         return Ok(Action::await_change());
     }
+    let applier = ctx.applier(FIELD_MANAGER);
     let platform = read_platform(ctx).await?;
     let base_domain = platform.as_ref().and_then(|p| p.spec.base_domain.clone());
-    let dv_name = names::data_volume(&name);
-    let live_dv = apply::read_in(&ctx.stores, client, &resources::data_volume(), Some(&namespace), &dv_name).await?;
+    let live_dv = applier.read(&resources::data_volume(), Some(&namespace), &names::data_volume(&name)).await?;
     if live_dv.is_none()
         && let Some(verdict) = check_against_platform(vm, platform.as_ref(), ctx).await?
     {
         let observed = Observed { base_domain: base_domain.as_deref(), ..Observed::default() };
-        let deferred = write_status(vm, ctx, &observed, &verdict).await?;
-        let next = if verdict.phase == VirtualMachinePhase::Failed { RESYNC } else { PROGRESS };
-        return Ok(Action::requeue(deferred.map_or(next, |rest| rest.min(next))));
+        return write_and_come_back(vm, ctx, &observed, &verdict).await;
     }
     let platform_spec = platform.map(|p| p.spec).unwrap_or_default();
 
-    let (login, host) = ensure_keys(vm, ctx).await?;
-    if let Some(gateway) = &ctx.config.gateway {
-        let role = apply::to_json(&gateway_access::role(vm)?, "the gateway's Role")?;
-        apply::ensure_in(&ctx.stores, client, FIELD_MANAGER, &ApiResource::erase::<Role>(&()), &role).await?;
-        let binding = apply::to_json(&gateway_access::binding(vm, gateway)?, "the gateway's RoleBinding")?;
-        apply::ensure_in(&ctx.stores, client, FIELD_MANAGER, &ApiResource::erase::<RoleBinding>(&()), &binding).await?;
-    }
-    let user_data = cloud_init::render(&cloud_init::UserData {
-        hostname: &name,
-        user: &vm.spec.ssh_id,
-        gateway_public_key: &login.public_openssh,
-        host_private_key: &host.private_openssh,
-        host_public_key: &host.public_openssh,
-        password_hash: vm.spec.ssh_password_hash.as_deref(),
-        console_password_hash: vm.spec.console_password_hash.as_deref(),
-    })?;
-    let secret = ApiResource::erase::<Secret>(&());
-    let cloud_init = apply::to_json(&desired::cloud_init_secret(vm, &user_data)?, "the cloud-init Secret")?;
-    apply::ensure_in(&ctx.stores, client, FIELD_MANAGER, &secret, &cloud_init).await?;
-
-    let dv = match live_dv {
-        Some(live) => {
-            if !apply::is_ours(&live) {
-                return Err(Error::NotOurs { kind: "DataVolume".into(), namespace, name: dv_name });
-            }
-            // CDI refuses changes to a DataVolume's spec: a grown disk is
-            // carried out by expanding its claim instead.
-            if disk_grown(vm, &live) {
-                expand_disk(vm, ctx, &namespace, &dv_name).await?;
-            }
-            live
-        }
-        None => {
-            let desired = desired::data_volume(vm, &platform_spec)?;
-            // Read just above and found absent: made without reading it again.
-            apply::create_in(&ctx.stores, client, FIELD_MANAGER, &resources::data_volume(), &desired).await?.live
-        }
-    };
-    let desired_machine = desired::virtual_machine(vm)?;
-    let machine_resource = resources::kubevirt_virtual_machine();
-    let machine = apply::ensure_in(&ctx.stores, client, FIELD_MANAGER, &machine_resource, &desired_machine).await?.live;
-    let service = apply::to_json(&desired::ssh_service(vm)?, "the SSH Service")?;
-    apply::ensure_in(&ctx.stores, client, FIELD_MANAGER, &ApiResource::erase::<Service>(&()), &service).await?;
+    ensure_access(vm, ctx, &applier).await?;
+    let dv = ensure_disk(vm, ctx, &applier, live_dv, &platform_spec).await?;
+    let machine = applier.ensure(&resources::kubevirt_virtual_machine(), &desired::virtual_machine(vm)?).await?.live;
+    applier.ensure_object(&desired::ssh_service(vm)?, "the SSH Service").await?;
     let web = web::Web {
-        client,
-        stores: &ctx.stores,
-        manager: FIELD_MANAGER,
+        applier,
         base_domain: base_domain.as_deref(),
         domains: &platform_spec.machine_domains,
         platform_namespace: &ctx.config.platform_namespace,
@@ -277,10 +192,7 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
 
     let running = machine.pointer("/status/printableStatus").and_then(Value::as_str) == Some("Running");
     let instance = match running {
-        true => {
-            let instance = resources::kubevirt_virtual_machine_instance();
-            apply::read_in(&ctx.stores, client, &instance, Some(&namespace), &name).await?
-        }
+        true => applier.read(&resources::kubevirt_virtual_machine_instance(), Some(&namespace), &name).await?,
         false => None,
     };
     let observed = Observed {
@@ -291,12 +203,72 @@ async fn converge(vm: &KiteVirtualMachine, ctx: &Context<Config>) -> Result<Acti
         url: url.as_deref(),
     };
     let verdict = status::judge(vm, &observed);
-    let deferred = write_status(vm, ctx, &observed, &verdict).await?;
+    write_and_come_back(vm, ctx, &observed, &verdict).await
+}
+
+/// Step 4, then when to look again: soon while the machine is on its way
+/// somewhere (or a status write was deferred), at the resync once it has
+/// arrived.
+async fn write_and_come_back(
+    vm: &KiteVirtualMachine,
+    ctx: &Context<Config>,
+    observed: &Observed<'_>,
+    verdict: &Verdict,
+) -> Result<Action, Error> {
+    let deferred = write_status(vm, ctx, observed, verdict).await?;
     let next = match verdict.phase {
         VirtualMachinePhase::Running | VirtualMachinePhase::Stopped | VirtualMachinePhase::Failed => RESYNC,
         _ => PROGRESS,
     };
     Ok(Action::requeue(deferred.map_or(next, |rest| rest.min(next))))
+}
+
+/// Steps 2 and 3 up to the disk: the key pairs, the gateway's grant on
+/// them, and the cloud-init Secret that hands them to the machine.
+async fn ensure_access(vm: &KiteVirtualMachine, ctx: &Context<Config>, applier: &Applier<'_>) -> Result<(), Error> {
+    let (login, host) = ensure_keys(vm, ctx).await?;
+    if let Some(gateway) = &ctx.config.gateway {
+        applier.ensure_object(&gateway_access::role(vm)?, "the gateway's Role").await?;
+        applier.ensure_object(&gateway_access::binding(vm, gateway)?, "the gateway's RoleBinding").await?;
+    }
+    let user_data = cloud_init::render(&cloud_init::UserData {
+        hostname: vm.required_name()?,
+        user: &vm.spec.ssh_id,
+        gateway_public_key: &login.public_openssh,
+        host_private_key: &host.private_openssh,
+        host_public_key: &host.public_openssh,
+        password_hash: vm.spec.ssh_password_hash.as_deref(),
+        console_password_hash: vm.spec.console_password_hash.as_deref(),
+    })?;
+    applier.ensure_object(&desired::cloud_init_secret(vm, &user_data)?, "the cloud-init Secret").await?;
+    Ok(())
+}
+
+/// Step 3's DataVolume: `live` when there is one (Kite's, its claim grown
+/// when `spec.disk` grew), else made from the golden image.
+async fn ensure_disk(
+    vm: &KiteVirtualMachine,
+    ctx: &Context<Config>,
+    applier: &Applier<'_>,
+    live: Option<Value>,
+    platform: &KitePlatformSpec,
+) -> Result<Value, Error> {
+    let Some(live) = live else {
+        let desired = desired::data_volume(vm, platform)?;
+        // Read just before and found absent: made without reading it again.
+        return Ok(applier.create(&resources::data_volume(), &desired).await?.live);
+    };
+    let (name, namespace) = name_of(vm)?;
+    let dv_name = names::data_volume(&name);
+    if !apply::is_ours(&live) {
+        return Err(Error::NotOurs { kind: "DataVolume".into(), namespace, name: dv_name });
+    }
+    // CDI refuses changes to a DataVolume's spec: a grown disk is
+    // carried out by expanding its claim instead.
+    if disk_grown(vm, &live) {
+        expand_disk(vm, ctx, &namespace, &dv_name).await?;
+    }
+    Ok(live)
 }
 
 /// The `KitePlatform`, from the cache when there is one.

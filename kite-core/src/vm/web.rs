@@ -9,6 +9,7 @@
 
 use super::desired::{meta, parent, port_service};
 use crate::api::{KiteVirtualMachine, MachineDomainsSpec, MachineTls};
+use crate::reconcile::applier::Applier;
 use crate::reconcile::apply::{self, Removal};
 use crate::{Error, names};
 use k8s_openapi::api::core::v1::{Secret, Service};
@@ -108,10 +109,8 @@ pub fn url(domain: &str, domains: &MachineDomainsSpec, live: &Value) -> Option<S
 
 /// What the VM reconciler knows that the web domain needs.
 pub(super) struct Web<'a> {
-    pub client: &'a Client,
-    /// The reconciler's watch caches.
-    pub stores: &'a crate::reconcile::stores::Stores,
-    pub manager: &'a str,
+    /// The reconciler's caches, client and field manager.
+    pub applier: Applier<'a>,
     pub base_domain: Option<&'a str>,
     pub domains: &'a MachineDomainsSpec,
     /// The platform namespace, where the certificate Secret is.
@@ -123,20 +122,18 @@ pub(super) struct Web<'a> {
 pub(super) async fn converge(vm: &KiteVirtualMachine, web: &Web<'_>) -> Result<Option<String>, Error> {
     let parent = parent(vm)?;
     let (name, namespace) = (parent.name, parent.namespace);
-    let service = apply::to_json(&web_service(vm)?, "the web Service")?;
-    apply::ensure_in(web.stores, web.client, web.manager, &ApiResource::erase::<Service>(&()), &service).await?;
+    web.applier.ensure_object(&web_service(vm)?, "the web Service").await?;
     let ingresses = ApiResource::erase::<Ingress>(&());
     let secrets = ApiResource::erase::<Secret>(&());
     let Some(domain) = domain(vm, web.base_domain) else {
-        apply::remove_in(web.stores, web.client, &ingresses, Some(namespace), &names::ingress(name)).await?;
-        apply::remove_in(web.stores, web.client, &secrets, Some(namespace), &names::tls_secret(name)).await?;
+        web.applier.remove(&ingresses, Some(namespace), &names::ingress(name)).await?;
+        web.applier.remove(&secrets, Some(namespace), &names::tls_secret(name)).await?;
         return Ok(None);
     };
     if let (MachineTls::PlatformCertificate, Some(source)) = (web.domains.tls, &web.domains.certificate_secret) {
         copy_certificate(vm, web, source).await?;
     }
-    let desired = apply::to_json(&ingress(vm, &domain, web.domains)?, "the machine's Ingress")?;
-    let live = apply::ensure_in(web.stores, web.client, web.manager, &ingresses, &desired).await?.live;
+    let live = web.applier.ensure_object(&ingress(vm, &domain, web.domains)?, "the machine's Ingress").await?.live;
     Ok(url(&domain, web.domains, &live))
 }
 
@@ -144,14 +141,14 @@ pub(super) async fn converge(vm: &KiteVirtualMachine, web: &Web<'_>) -> Result<O
 /// that name that Kite did not make is there (it is then left alone).
 async fn copy_certificate(vm: &KiteVirtualMachine, web: &Web<'_>, source: &str) -> Result<(), Error> {
     let secrets = ApiResource::erase::<Secret>(&());
-    let Some(certificate) = apply::read(web.client, &secrets, Some(web.platform_namespace), source).await? else {
+    let Some(certificate) = apply::read(web.applier.client(), &secrets, Some(web.platform_namespace), source).await?
+    else {
         tracing::warn!(secret = %format!("{}/{source}", web.platform_namespace), "the platform's certificate Secret does not exist; the machine's domain is served without it");
         return Ok(());
     };
     let certificate: Secret = serde_json::from_value(certificate)
         .map_err(|source| Error::Serde { what: "reading the platform's certificate Secret".into(), source })?;
-    let copy = apply::to_json(&certificate_copy(vm, &certificate)?, "the machine's certificate")?;
-    match apply::ensure_in(web.stores, web.client, web.manager, &secrets, &copy).await {
+    match web.applier.ensure_object(&certificate_copy(vm, &certificate)?, "the machine's certificate").await {
         Ok(_) => Ok(()),
         Err(Error::NotOurs { namespace, name, .. }) => {
             tracing::warn!(secret = %format!("{namespace}/{name}"), "a Secret Kite did not make holds the machine's certificate name; leaving it as it is");

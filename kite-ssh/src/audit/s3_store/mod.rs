@@ -4,14 +4,14 @@
 //!
 //! - `<prefix>/audit/<YYYY-MM-DD>/<batch>.jsonl`: audit events as JSON
 //!   lines. S3 cannot append to an object, so events wait in memory and go
-//!   up as one object per day every [`FLUSH_EVERY`] (when there are any),
+//!   up as one object per day every [`FLUSH_EVERY`](layout::FLUSH_EVERY) (when there are any),
 //!   when [`S3Store::flush`] or [`S3Store::close`] is called, and when the
 //!   store is dropped. A batch's name starts with the time it was written
 //!   (`20261205T080002.123456789Z-…`), so a day's objects in name order are
 //!   its events in order.
 //! - `<prefix>/recordings/<YYYY-MM-DD>/<connection>-<channel>.cast`: one
 //!   asciicast per recorded channel, streamed as a multipart upload in
-//!   parts of [`PART_SIZE`] and completed when the recording ends, so a
+//!   parts of [`PART_SIZE`](layout::PART_SIZE) and completed when the recording ends, so a
 //!   long session is never held in memory whole. An upload that never
 //!   completes (the process killed mid-session) leaves no object.
 //!
@@ -21,52 +21,22 @@
 
 use super::archive::{ArchiveFuture, AuditArchive, is_connection_id, is_day, parse_events};
 use super::recording::{CastWriter, RecordingAbout};
-use super::retention::{self, Retention};
+use super::retention::Retention;
 use super::{AuditEvent, AuditSink};
-use bytes::Bytes;
-use futures::{StreamExt, TryStreamExt};
+use futures::TryStreamExt;
 use object_store::aws::AmazonS3Builder;
-use object_store::client::{
-    ClientOptions, HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpRequestBody, HttpResponse,
-    HttpResponseBody, HttpService,
-};
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
-use std::collections::{BTreeMap, HashMap};
+use object_store::{ObjectStore, ObjectStoreExt};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
-use tokio::task::JoinHandle;
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
+mod layout;
 mod transport;
 mod writer;
 
+use layout::{DROP_WAIT, Job, Layout};
 use transport::Transport;
 use writer::{S3Cast, upload_recording, write_jobs};
-
-/// How often the events waiting in memory are written, when there are any.
-const FLUSH_EVERY: Duration = Duration::from_secs(2);
-
-/// The size of a recording's multipart parts (S3's smallest but for the last).
-const PART_SIZE: usize = 5 * 1024 * 1024;
-
-/// How many parts of one recording may be on their way at once; past that,
-/// its lines wait in memory until a part is written.
-const PARTS_IN_FLIGHT: usize = 2;
-
-/// How often the store prunes what its retention no longer allows.
-const PRUNE_EVERY: Duration = Duration::from_secs(3600);
-
-/// How long a request may wait for its response's head (object_store
-/// retries a request that timed out, with backoff).
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How long connecting to the service may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// How long dropping the store waits for what is queued to be written.
-const DROP_WAIT: Duration = Duration::from_secs(60);
 
 /// Where an [`S3Store`] keeps its objects, and with which credentials.
 #[derive(Clone, PartialEq, Eq)]
@@ -106,39 +76,6 @@ impl std::fmt::Debug for S3Settings {
             .field("allow_http", &self.allow_http)
             .field("path_style", &self.path_style)
             .finish()
-    }
-}
-
-/// What the writer is asked to do, in the order asked.
-enum Job {
-    /// Keep an event's line (with its newline) for its day's next batch.
-    Event { day: String, line: String },
-    /// A recording ended: its upload is being completed by this task.
-    Ended(JoinHandle<Result<(), String>>),
-    /// Keep within these limits from now on (pruning at once, then hourly).
-    Retain(Retention),
-    /// Write everything asked before this, then say how it went.
-    Flush(Box<dyn FnOnce(Result<(), String>) + Send>),
-}
-
-/// Where the store's objects are: keys under the prefix.
-#[derive(Debug, Clone)]
-struct Layout {
-    /// The prefix, without leading or trailing slashes; empty for the root.
-    prefix: String,
-}
-
-impl Layout {
-    fn key(&self, rest: &str) -> Path {
-        if self.prefix.is_empty() { Path::from(rest) } else { Path::from(format!("{}/{rest}", self.prefix)) }
-    }
-
-    fn audit(&self) -> Path {
-        self.key("audit")
-    }
-
-    fn recordings(&self) -> Path {
-        self.key("recordings")
     }
 }
 

@@ -1,7 +1,13 @@
 //! How the S3 store's requests travel: object_store's HTTP client traits
 //! over hyper with rustls on ring.
 
-use super::*;
+use super::layout::*;
+use object_store::client::{
+    ClientOptions, HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpRequestBody, HttpResponse,
+    HttpResponseBody, HttpService,
+};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// object_store's requests, over hyper with rustls on ring (see the
 /// workspace's Cargo.toml for why not object_store's own transport).

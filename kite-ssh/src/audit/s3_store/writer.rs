@@ -2,7 +2,19 @@
 //! recording as a multipart upload, and prunes what retention no longer
 //! allows, on the store's own thread.
 
-use super::*;
+use super::super::archive::is_day;
+use super::super::recording::CastWriter;
+use super::super::retention::{self, Retention};
+use super::layout::*;
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::task::JoinHandle;
 
 /// The writer: batches events, follows recordings' uploads, prunes.
 pub(super) async fn write_jobs(objects: Arc<dyn ObjectStore>, layout: Layout, mut jobs: UnboundedReceiver<Job>) {
