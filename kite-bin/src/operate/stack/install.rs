@@ -5,8 +5,9 @@
 
 use super::release::{Release, image_tag};
 use super::{STACK_LABEL, Upstream};
-use crate::operate::objects::{self, Kinds, Owner};
-use crate::operate::plan::{Action, Check, Step, Wait};
+use crate::operate::objects::{self, Kinds};
+use crate::operate::plan::owner::reference;
+use crate::operate::plan::{Action, Check, Owner, Step, Wait};
 use kube::Client;
 use serde_json::{Value, json};
 
@@ -175,7 +176,7 @@ pub async fn steps(client: &Client, kinds: &mut Kinds, release: &Release) -> any
             .collect();
         let (changes, more) = objects::plan_as(client, kinds, &resources, owner).await?;
         theirs.extend(more);
-        let resource = resources.first().map(objects::reference);
+        let resource = resources.first().map(reference);
         steps.push(Step {
             title: format!(
                 "apply {}'s custom resource ({file}; uninstall blocked while workloads exist)",

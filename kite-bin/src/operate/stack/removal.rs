@@ -21,8 +21,10 @@
 use super::install::found;
 use super::release::image_tag;
 use super::{STACK_LABEL, Upstream, act};
-use crate::operate::objects::{self, Kinds, Owner};
-use crate::operate::plan::{Action, Change, ChangeKind, Check, Step, Wait};
+use crate::operate::objects::{self, Kinds};
+use crate::operate::plan::change::each as changes;
+use crate::operate::plan::owner::describe;
+use crate::operate::plan::{Action, Change, ChangeKind, Check, Owner, Release, Scope, Step, Wait};
 use kite_core::api::StackName;
 use kube::Client;
 use serde_json::{Value, json};
@@ -48,10 +50,6 @@ pub struct Removal {
     pub after: Vec<Step>,
     /// `Kind name` of each stale hook the plan removes.
     pub removed_hooks: Vec<String>,
-}
-
-fn changes(objects: &[Value], change: ChangeKind) -> Vec<Change> {
-    objects.iter().map(|o| Change { change, object: objects::describe(o) }).collect()
 }
 
 fn reference(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Value {
@@ -156,8 +154,8 @@ async fn operated(client: &Client, kinds: &mut Kinds, upstream: Upstream) -> any
                 upstream.finalizer
             ),
             changes: Vec::new(),
-            action: Action::Release(Box::new(act::Release {
-                scope: act::Scope::Objects(resources.clone()),
+            action: Action::Release(Box::new(Release {
+                scope: Scope::Objects(resources.clone()),
                 finalizer: upstream.finalizer.into(),
                 operator,
             })),
@@ -181,7 +179,7 @@ async fn longhorn(client: &Client, kinds: &mut Kinds, upstream: Upstream) -> any
                            "metadata": { "name": "deleting-confirmation-flag", "namespace": namespace }, "value": "true" });
         steps.push(Step {
             title: "confirm Longhorn's uninstall: its setting deleting-confirmation-flag to \"true\"".into(),
-            changes: vec![Change { change: ChangeKind::Update, object: objects::describe(&flag) }],
+            changes: vec![Change { change: ChangeKind::Update, object: describe(&flag) }],
             action: Action::Apply(vec![flag]),
             wait: None,
         });
@@ -202,8 +200,8 @@ async fn longhorn(client: &Client, kinds: &mut Kinds, upstream: Upstream) -> any
             format!("Longhorn's manager is not running, so its uninstall job cannot run: release the {} finalizers it would have released", upstream.finalizer)
         },
         changes: Vec::new(),
-        action: Action::Release(Box::new(act::Release {
-            scope: act::Scope::Group { group: "longhorn.io".into(), namespace: namespace.into() },
+        action: Action::Release(Box::new(Release {
+            scope: Scope::Group { group: "longhorn.io".into(), namespace: namespace.into() },
             finalizer: upstream.finalizer.into(),
             operator: manager_ref,
         })),
