@@ -69,13 +69,13 @@ pub async fn run(args: InstallArgs) -> anyhow::Result<()> {
 #[derive(Clone, Debug)]
 pub struct Observed {
     /// The cluster's version, nodes and StorageClasses, then the stack's
-    /// checks: its APIs served (`--skip-stack`), or its release files and
-    /// the components as found (`--from`), or where they come from.
+    /// checks: its APIs served (`--skip-stack`), or its release files
+    /// (`--from`), or where they come from.
     preflight: Vec<Check>,
-    /// The stack's steps, from its release files.
-    stack_steps: Vec<Step>,
     /// The stack's releases, as read from `--from`.
     releases: Vec<Release>,
+    /// What the cluster holds of each release's component.
+    stack: Vec<stack::install::Observed>,
     /// Kite's namespaces still Terminating, with what holds them.
     terminating: Vec<(String, String)>,
     /// Whether there is a platform to keep or one to apply.
@@ -93,17 +93,15 @@ pub async fn observe(client: &Client, args: &InstallArgs) -> anyhow::Result<Obse
         preflight::nodes(client).await?,
         preflight::storage_classes(client).await?,
     ];
-    let mut stack_steps = Vec::new();
     let mut releases = Vec::new();
+    let mut stack = Vec::new();
     if args.skip_stack {
         checks.extend(preflight::stack(client).await?);
         checks.push(preflight::schedulable(client).await?);
     } else if let Some(dir) = &args.from {
         let (loaded, release_checks) = stack::release::load(dir, args.allow_unpinned);
         checks.extend(release_checks);
-        let (more, steps) = stack::install::plan(client, &loaded, stack::install::Mode::Install).await?;
-        checks.extend(more);
-        stack_steps = steps;
+        stack = stack::install::observe(client, &loaded).await?;
         releases = loaded;
     } else {
         checks.push(preflight::no_release());
@@ -124,12 +122,15 @@ pub async fn observe(client: &Client, args: &InstallArgs) -> anyhow::Result<Obse
         None => None,
     };
     let kite = deployment::observe(client, &args.manifests, platform).await?;
-    Ok(Observed { preflight: checks, stack_steps, releases, terminating, platform: platform_check, ssh_port, kite })
+    Ok(Observed { preflight: checks, releases, stack, terminating, platform: platform_check, ssh_port, kite })
 }
 
 /// The checks and steps of an install, from what was `observed`.
 pub fn plan(observed: &Observed, args: &InstallArgs) -> Plan {
     let mut checks = observed.preflight.clone();
+    let (stack_checks, stack_steps) =
+        stack::install::plan(&observed.releases, &observed.stack, stack::install::Mode::Install);
+    checks.extend(stack_checks);
     for (name, state) in &observed.terminating {
         checks.push(Check::warn(
             format!("namespace {name}"),
@@ -159,7 +160,7 @@ pub fn plan(observed: &Observed, args: &InstallArgs) -> Plan {
             }),
         });
     }
-    steps.extend(observed.stack_steps.iter().cloned());
+    steps.extend(stack_steps);
     steps.extend(kite_steps);
     Plan { operation: "install".into(), checks, steps }
 }

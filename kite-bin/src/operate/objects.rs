@@ -129,17 +129,6 @@ pub async fn delete(
     Ok(theirs)
 }
 
-/// What applying `objects` would change, as `owner`'s; the objects of those names that are not `owner`'s.
-pub async fn plan_as(
-    client: &Client,
-    kinds: &mut Kinds,
-    objects: &[Value],
-    owner: Owner,
-) -> anyhow::Result<(Vec<crate::operate::plan::Change>, Vec<String>)> {
-    let live = each_live(client, kinds, objects).await?;
-    Ok(crate::operate::plan::change::compare(objects, &live, owner))
-}
-
 /// Applies `objects` in order, server-side under [`FIELD_MANAGER`], forcing
 /// ownership of the fields they set ([`apply::apply_in`]): the plan has
 /// already refused any that is not Kite's.

@@ -95,8 +95,8 @@ pub struct Observed {
     users: Vec<Value>,
     /// Every `KiteVirtualMachineOffer`.
     offers: Vec<Value>,
-    /// The stack's removal, with `--stack`, as [`removal::plan`] made it from what it read.
-    removal: Removal,
+    /// What the stack's removal depends on, with `--stack`.
+    stack: Option<removal::Observed>,
     /// The APIServices that are not Available.
     api_services: Vec<Check>,
     /// Whether `kite-controller` is Available, when there are machines or users for it to finalize.
@@ -122,7 +122,7 @@ pub async fn observe(client: &Client, args: &UninstallArgs) -> anyhow::Result<Ob
     let machines = all_of("KiteVirtualMachine").await?;
     let users = all_of("KiteUser").await?;
     let offers = all_of("KiteVirtualMachineOffer").await?;
-    let removal = if args.stack { removal::plan(client).await? } else { Default::default() };
+    let stack = if args.stack { Some(removal::observe(client).await?) } else { None };
     let api_services = api_services(client).await?;
     let controller_available = if machines.is_empty() && users.is_empty() {
         None
@@ -151,7 +151,7 @@ pub async fn observe(client: &Client, args: &UninstallArgs) -> anyhow::Result<Ob
         machines,
         users,
         offers,
-        removal,
+        stack,
         api_services,
         controller_available,
         platform_there,
@@ -172,19 +172,21 @@ fn desired(options: &ManifestArgs) -> anyhow::Result<(Vec<Value>, Vec<Value>, Ve
 
 /// The checks and steps of removing Kite, from what was `observed`.
 pub fn plan(observed: &Observed, args: &UninstallArgs) -> Plan {
-    let mut steps = observed.removal.before.clone();
+    let removal = observed.stack.as_ref().map(removal::plan).unwrap_or_default();
+    let checks = checks(observed, &removal, args);
+    let mut steps = removal.before;
     steps.extend(object_steps(observed));
     steps.push(platform_step(observed, args));
     steps.push(component_step(observed, args));
     steps.push(namespace_step(observed, args));
     steps.push(crd_step(observed));
-    steps.extend(observed.removal.after.iter().cloned());
-    Plan { operation: "uninstall".into(), checks: checks(observed, args), steps }
+    steps.extend(removal.after);
+    Plan { operation: "uninstall".into(), checks, steps }
 }
 
 /// What stops the uninstall or is worth knowing first: machines, the
 /// stack's removal, aggregated APIs that are down, the controller.
-fn checks(observed: &Observed, args: &UninstallArgs) -> Vec<Check> {
+fn checks(observed: &Observed, removal: &Removal, args: &UninstallArgs) -> Vec<Check> {
     let mut checks = Vec::new();
     let machines = &observed.machines;
     let names = |list: &[Value]| list.iter().map(describe).collect::<Vec<_>>().join(", ");
@@ -210,10 +212,10 @@ fn checks(observed: &Observed, args: &UninstallArgs) -> Vec<Check> {
             "pass --delete-images too, or uninstall without --stack",
         ));
     }
-    checks.extend(observed.removal.checks.iter().cloned());
+    checks.extend(removal.checks.iter().cloned());
     // An aggregated API that is down stalls the deletion of every namespace; unless the stack's removal
     // takes it away, it is not Kite's to remove.
-    for check in observed.api_services.iter().filter(|c| !observed.removal.removed_hooks.contains(&c.name)) {
+    for check in observed.api_services.iter().filter(|c| !removal.removed_hooks.contains(&c.name)) {
         let mut check = check.clone();
         check.outcome = Outcome::Warn;
         check.observed = format!(

@@ -108,12 +108,12 @@ pub struct Observed {
     stored_versions: Vec<Check>,
     /// The Deployments to replace (their selector cannot change in place), and their checks.
     replaced: (Vec<Value>, Vec<Check>),
-    /// The stack's checks: its release files and the components as found.
-    stack_checks: Vec<Check>,
-    /// The stack's steps, from its release files.
-    stack_steps: Vec<Step>,
+    /// The checks of the stack's release files.
+    release_checks: Vec<Check>,
     /// The stack's releases, as read from `--from`.
     releases: Vec<Release>,
+    /// What the cluster holds of each release's component.
+    stack: Vec<stack::install::Observed>,
     /// Kite's objects beside what the cluster holds of them.
     kite: deployment::Observed,
 }
@@ -133,14 +133,11 @@ pub async fn observe(client: &Client, args: &UpgradeArgs) -> anyhow::Result<Obse
         .map(|live| termination(&live));
     let stored_versions = stored_versions(client).await?;
     let replaced = replacements(client, options).await?;
-    let (mut stack_checks, mut stack_steps, mut releases) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut release_checks, mut releases, mut stack) = (Vec::new(), Vec::new(), Vec::new());
     if let Some(dir) = &args.from {
-        let (loaded, release_checks) = stack::release::load(dir, args.allow_unpinned);
-        stack_checks.extend(release_checks);
-        let mode = stack::install::Mode::Upgrade { force: args.force };
-        let (more, steps) = stack::install::plan(client, &loaded, mode).await?;
-        stack_checks.extend(more);
-        stack_steps = steps;
+        let (loaded, checks) = stack::release::load(dir, args.allow_unpinned);
+        release_checks = checks;
+        stack = stack::install::observe(client, &loaded).await?;
         releases = loaded;
     }
     let kite = deployment::observe(client, options, None).await?;
@@ -151,9 +148,9 @@ pub async fn observe(client: &Client, args: &UpgradeArgs) -> anyhow::Result<Obse
         terminating,
         stored_versions,
         replaced,
-        stack_checks,
-        stack_steps,
+        release_checks,
         releases,
+        stack,
         kite,
     })
 }
@@ -191,7 +188,10 @@ pub fn plan(observed: &Observed, args: &UpgradeArgs) -> Plan {
     checks.extend(observed.stored_versions.iter().cloned());
     let (replaced, replace_checks) = &observed.replaced;
     checks.extend(replace_checks.iter().cloned());
-    checks.extend(observed.stack_checks.iter().cloned());
+    checks.extend(observed.release_checks.iter().cloned());
+    let mode = stack::install::Mode::Upgrade { force: args.force };
+    let (stack_checks, stack_steps) = stack::install::plan(&observed.releases, &observed.stack, mode);
+    checks.extend(stack_checks);
     let (mut steps, theirs) =
         deployment::steps(&observed.kite, &args.manifests, InstallOperation::Upgrade, &observed.releases);
     for object in theirs {
@@ -209,7 +209,7 @@ pub fn plan(observed: &Observed, args: &UpgradeArgs) -> Plan {
             },
         );
     }
-    let mut all = observed.stack_steps.clone();
+    let mut all = stack_steps;
     all.extend(steps);
     Plan { operation: "upgrade".into(), checks, steps: all }
 }
