@@ -57,3 +57,36 @@ pub fn compare(desired: &[Value], live: &[Option<Value>], owner: Owner) -> (Vec<
 pub fn each(objects: &[Value], change: ChangeKind) -> Vec<Change> {
     objects.iter().map(|o| Change { change, object: describe(o) }).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn config_map(name: &str, data: &str, labels: Value) -> Value {
+        json!({ "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": { "name": name, "namespace": "kite", "labels": labels }, "data": { "k": data } })
+    }
+
+    #[test]
+    fn compare_says_what_applying_changes_and_refuses_what_is_not_the_owners() {
+        let ours = json!({ "app.kubernetes.io/part-of": "kite" });
+        let desired = vec![
+            config_map("new", "a", ours.clone()),
+            config_map("same", "a", ours.clone()),
+            config_map("changed", "a", ours.clone()),
+            config_map("theirs", "a", ours.clone()),
+        ];
+        let live = vec![
+            None,
+            Some(config_map("same", "a", ours.clone())),
+            Some(config_map("changed", "b", ours)),
+            Some(config_map("theirs", "a", json!({}))),
+        ];
+        let (changes, theirs) = compare(&desired, &live, Owner::Kite);
+        let kinds: Vec<ChangeKind> = changes.iter().map(|c| c.change).collect();
+        assert_eq!(kinds, [ChangeKind::Create, ChangeKind::Unchanged, ChangeKind::Update]);
+        assert_eq!(changes[0].object, "ConfigMap kite/new");
+        assert_eq!(theirs, ["ConfigMap kite/theirs"]);
+    }
+}
