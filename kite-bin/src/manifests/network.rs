@@ -5,9 +5,9 @@
 //! not here: it is the operator's choice, in `KitePlatform`, and the
 //! controller's `kite-gateway-external`.
 
-use super::rbac::Component;
-use super::workloads::selector;
-use super::{Options, meta};
+use super::component::{CONTROL_PORT, CONTROL_SERVICE, Component, selector};
+use super::labels::meta;
+use super::options::Options;
 use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
 use k8s_openapi::api::networking::v1::{
     NetworkPolicy, NetworkPolicyIngressRule, NetworkPolicyPeer, NetworkPolicyPort, NetworkPolicySpec,
@@ -20,12 +20,9 @@ use std::collections::BTreeMap;
 pub const API_PORT: i32 = 8080;
 /// The gateway's Service port, inside the cluster.
 pub const GATEWAY_PORT: i32 = 2222;
-/// The headless Service whose name resolves to every gateway replica's control API.
-pub const CONTROL_SERVICE: &str = "kite-gateway-control";
-
 /// The gateway's control API, headless: `kite api` asks every replica.
 fn control_service(options: &Options) -> Service {
-    let mut service = service(Component::Gateway, super::workloads::CONTROL_PORT, "control", options);
+    let mut service = service(Component::Gateway, CONTROL_PORT, "control", options);
     service.metadata.name = Some(CONTROL_SERVICE.into());
     if let Some(spec) = service.spec.as_mut() {
         spec.cluster_ip = Some("None".into());

@@ -2,8 +2,9 @@
 //! ServiceAccounts: the restricted Pod Security profile, probes on the
 //! components' own endpoints, resources, and replicas spread over nodes.
 
-use super::rbac::Component;
-use super::{Options, labels, meta};
+use super::component::{CONTROL_PORT, CONTROL_SERVICE, Component, ports, selector};
+use super::labels::{labels, meta};
+use super::options::Options;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, ContainerPort, EnvVar, EnvVarSource, HTTPGetAction, ObjectFieldSelector,
@@ -20,9 +21,6 @@ use std::collections::BTreeMap;
 /// The user the image runs as (the `nonroot` user of distroless images).
 pub const RUN_AS: i64 = 65532;
 
-/// The gateway's control API port (for `kite api` only).
-pub const CONTROL_PORT: i32 = 8083;
-
 /// The gateway's audit volume claim, and where it is mounted.
 pub const AUDIT_CLAIM: &str = "kite-gateway-audit";
 const AUDIT_DIR: &str = "/var/lib/kite/audit";
@@ -30,20 +28,6 @@ const AUDIT_DIR: &str = "/var/lib/kite/audit";
 /// Whether the gateway keeps its store on a volume of its own (one replica).
 fn audit_volume(options: &Options) -> bool {
     options.gateway_replicas == 1
-}
-
-/// The ports a component serves: (name, port).
-pub fn ports(component: Component) -> &'static [(&'static str, i32)] {
-    match component {
-        Component::Controller => &[("http", 8081)],
-        Component::Api => &[("http", 8080)],
-        Component::Gateway => &[("ssh", 2222), ("http", 8082), ("control", CONTROL_PORT)],
-    }
-}
-
-/// The labels that select a component's pods (`app` is what `kite-gateway-external` selects).
-pub fn selector(component: Component) -> BTreeMap<String, String> {
-    BTreeMap::from([("app".to_string(), component.name().to_string())])
 }
 
 fn pod_labels(component: Component) -> BTreeMap<String, String> {
@@ -73,7 +57,7 @@ fn args(component: Component, options: &Options) -> Vec<String> {
             namespace.clone(),
             "--gateway-control".into(),
             // Headless: the name resolves to every gateway replica.
-            format!("{}.{namespace}.svc:{CONTROL_PORT}", super::network::CONTROL_SERVICE),
+            format!("{}.{namespace}.svc:{CONTROL_PORT}", CONTROL_SERVICE),
         ],
         Component::Gateway => vec!["gateway".into(), "--kube".into(), "--namespace".into(), namespace],
     };

@@ -1,41 +1,43 @@
 //! The operator's commands, `kite install`, `kite upgrade`, `kite uninstall`
-//! and `kite doctor`, written as a
-//! controller is: each command is data first (a [`Plan`]: checks, then
-//! steps, each with the changes it makes and the state it waits for), then
-//! the plan is shown, confirmed, applied and observed.
+//! and `kite doctor`, written as a controller is: each command observes
+//! the cluster first (`observe(client) -> Observed`), then makes its plan
+//! from what it observed without reading anything more (a pure
+//! `plan(&Observed, &args)`: checks, then steps, each with the changes it
+//! makes and the state it waits for), then the plan is shown, confirmed,
+//! applied and observed ([`run`]).
 //!
-//! - [`plan`] holds the shapes: [`Check`], [`Step`], [`Change`], [`Wait`].
-//! - [`objects`] plans and applies Kite's own objects, server-side, under
-//!   one field manager, refusing any object of the same name that is not Kite's.
-//! - [`preflight`] holds the checks made before acting.
-//! - [`observe`] reads what a wait waits for: a namespace gone, a CRD
-//!   `Established`, a Deployment `Available`, the platform's images Ready.
-//! - [`run`] shows a plan, asks, applies each step and waits on what it
-//!   observes, saying what it waits for, what it sees now and for how long.
+//! From the top down (each only uses what is below it):
+//!
+//! - [`install`], [`upgrade`], [`uninstall`] and [`doctor`] are the
+//!   commands; none uses another.
+//! - [`run`] carries out a plan; [`observe`] is what its waits read.
+//! - [`checks`] holds every check (preflight, the doctor's, from outside);
+//!   [`deployment`] plans Kite's own objects for install and upgrade.
 //! - [`stack`] installs, upgrades and removes KubeVirt, CDI and Longhorn from their release files.
-//! - [`install`], [`upgrade`], [`uninstall`] and [`doctor`] are the commands.
+//! - [`objects`] reads, deletes and applies objects (on
+//!   [`kite_core::reconcile::apply`]); [`provenance`] records what was installed.
+//! - [`plan`] is the ground: the plan's shapes, whose objects are whose,
+//!   what a look at the cluster saw; [`report`] prints them; [`target`]
+//!   is the cluster every command acts on.
 //!
 //! Every step is idempotent: a command cut off half-way (Ctrl-C, a crash)
 //! plans again from what the cluster holds and goes on from there.
 
-pub mod consistency;
+pub mod checks;
+pub mod deployment;
 pub mod doctor;
 pub mod install;
 pub mod objects;
 pub mod observe;
-mod outside;
 pub mod plan;
-pub mod preflight;
-mod probe;
 mod provenance;
 mod report;
 pub mod run;
 pub mod stack;
+pub mod target;
 pub mod uninstall;
 pub mod upgrade;
 
+pub use objects::FIELD_MANAGER;
 pub use plan::{Change, ChangeKind, Check, Outcome, Plan, Step, Wait};
 pub use report::Output;
-
-/// The field manager of everything `kite install` applies.
-pub const FIELD_MANAGER: &str = "kite-install";

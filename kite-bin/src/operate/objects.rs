@@ -1,18 +1,23 @@
-//! Kite's own objects: planned against what the cluster holds, then applied
-//! server-side under [`super::FIELD_MANAGER`]. An object of the same name
-//! that is not Kite's is never taken over.
+//! Kite's objects in the cluster: read (one, each of a list, or every one
+//! of a kind), deleted only when they are the owner's, and applied
+//! server-side under [`FIELD_MANAGER`]. Reading and applying go through
+//! [`kite_core::reconcile::apply`], as the controller's objects do; an
+//! object of the same name that is not Kite's is never taken over (the plan
+//! refuses it first, see [`crate::operate::plan::change::compare`]).
 
-use super::plan::{Change, ChangeKind};
+use crate::operate::plan::Owner;
+use crate::operate::plan::owner::describe;
 use anyhow::Context;
-use kite_core::reconcile::apply::contains;
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
+use kite_core::reconcile::apply;
+use kite_core::reconcile::stores::Stores;
+use kube::api::{Api, DeleteParams, DynamicObject};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, discovery};
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// The label that marks what `kite manifests` made.
-const PART_OF: &str = "app.kubernetes.io/part-of";
+/// The field manager of everything `kite install` applies.
+pub const FIELD_MANAGER: &str = "kite-install";
 
 /// Resolves kinds to their API resources, asking discovery once per kind.
 #[derive(Default)]
@@ -45,59 +50,6 @@ impl Kinds {
     }
 }
 
-/// `Kind namespace/name` or `Kind name`.
-pub fn describe(object: &Value) -> String {
-    let kind = object["kind"].as_str().unwrap_or("object");
-    let name = object["metadata"]["name"].as_str().unwrap_or("?");
-    format!("{kind} {}", kite_core::key::key(object["metadata"]["namespace"].as_str(), name))
-}
-
-/// Whose objects a command may change or delete.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Owner {
-    /// Kite's own ([`is_kites`]).
-    Kite,
-    /// What Kite applied from a stack component's release ([`super::stack::STACK_LABEL`]).
-    Stack(kite_core::api::StackName),
-}
-
-impl Owner {
-    /// Whether `live` is this owner's.
-    pub fn owns(self, live: &Value) -> bool {
-        match self {
-            Owner::Kite => is_kites(live),
-            Owner::Stack(name) => live["metadata"]["labels"][super::stack::STACK_LABEL] == name.id(),
-        }
-    }
-
-    /// Whose, for people: `Kite's`, `KubeVirt's (installed by kite install)`.
-    pub fn possessive(self) -> String {
-        match self {
-            Owner::Kite => "Kite's".into(),
-            Owner::Stack(name) => format!("{}'s as kite install applied it", name.title()),
-        }
-    }
-}
-
-/// Just what names an object (`apiVersion`, `kind`, `metadata.name` and `namespace`): for deleting it and waiting for it.
-pub fn reference(object: &Value) -> Value {
-    let mut metadata = serde_json::json!({ "name": object["metadata"]["name"] });
-    if let Some(namespace) = object["metadata"]["namespace"].as_str() {
-        metadata["namespace"] = namespace.into();
-    }
-    serde_json::json!({ "apiVersion": object["apiVersion"], "kind": object["kind"], "metadata": metadata })
-}
-
-/// Whether a live object is Kite's: labelled by `kite manifests` or by Kite's controller, or of Kite's own API group.
-pub fn is_kites(live: &Value) -> bool {
-    let group = live["spec"]["group"].as_str();
-    let api_version = live["apiVersion"].as_str().unwrap_or_default();
-    live["metadata"]["labels"][PART_OF] == "kite"
-        || (live["kind"] == "CustomResourceDefinition" && group == Some(kite_core::api::GROUP))
-        || api_version.starts_with(&format!("{}/", kite_core::api::GROUP))
-        || kite_core::reconcile::apply::is_ours(live)
-}
-
 fn api(client: &Client, resource: &ApiResource, object: &Value) -> Api<DynamicObject> {
     match object["metadata"]["namespace"].as_str() {
         Some(namespace) => Api::namespaced_with(client.clone(), namespace, resource),
@@ -111,12 +63,17 @@ pub async fn live(client: &Client, kinds: &mut Kinds, object: &Value) -> anyhow:
     let what = describe(object);
     let name = object["metadata"]["name"].as_str().with_context(|| format!("{what} has no name"))?;
     let Some(resource) = kinds.resource(client, object).await? else { return Ok(None) };
-    api(client, &resource, object)
-        .get_opt(name)
-        .await
-        .with_context(|| format!("reading {what}"))?
-        .map(|live| serde_json::to_value(live).context("reading a live object"))
-        .transpose()
+    let namespace = object["metadata"]["namespace"].as_str();
+    Ok(apply::read(client, &resource, namespace, name).await?)
+}
+
+/// The live object of each of `objects`, in their order (see [`live`]).
+pub async fn each_live(client: &Client, kinds: &mut Kinds, objects: &[Value]) -> anyhow::Result<Vec<Option<Value>>> {
+    let mut found = Vec::with_capacity(objects.len());
+    for object in objects {
+        found.push(live(client, kinds, object).await?);
+    }
+    Ok(found)
 }
 
 /// Every live object of a kind, in every namespace; none when the kind is not served.
@@ -172,51 +129,21 @@ pub async fn delete(
     Ok(theirs)
 }
 
-/// What applying `objects` would change; the objects of that name that are not Kite's.
-pub async fn plan(client: &Client, kinds: &mut Kinds, objects: &[Value]) -> anyhow::Result<(Vec<Change>, Vec<String>)> {
-    plan_as(client, kinds, objects, Owner::Kite).await
-}
-
-/// What applying `objects` would change; the objects of that name that are not `owner`'s.
-pub async fn plan_as(
-    client: &Client,
-    kinds: &mut Kinds,
-    objects: &[Value],
-    owner: Owner,
-) -> anyhow::Result<(Vec<Change>, Vec<String>)> {
-    let mut changes = Vec::new();
-    let mut theirs = Vec::new();
-    for object in objects {
-        let what = describe(object);
-        let live = live(client, kinds, object).await?;
-        let change = match &live {
-            None => ChangeKind::Create,
-            Some(live) if !owner.owns(live) => {
-                theirs.push(what.clone());
-                continue;
-            }
-            Some(live) if contains(live, object) => ChangeKind::Unchanged,
-            Some(_) => ChangeKind::Update,
-        };
-        changes.push(Change { change, object: what });
-    }
-    Ok((changes, theirs))
-}
-
-/// Applies `objects` in order, server-side under [`super::FIELD_MANAGER`].
+/// Applies `objects` in order, server-side under [`FIELD_MANAGER`], forcing
+/// ownership of the fields they set ([`apply::apply_in`]): the plan has
+/// already refused any that is not Kite's.
 pub async fn apply(client: &Client, kinds: &mut Kinds, objects: &[Value]) -> anyhow::Result<()> {
-    let params = PatchParams::apply(super::FIELD_MANAGER).force();
+    let stores = Stores::default();
     for object in objects {
         let what = describe(object);
-        let name = object["metadata"]["name"].as_str().with_context(|| format!("{what} has no name"))?;
+        if !object["metadata"]["name"].is_string() {
+            anyhow::bail!("{what} has no name");
+        }
         let resource = kinds
             .resource(client, object)
             .await?
             .with_context(|| format!("the cluster does not serve the kind of {what}"))?;
-        api(client, &resource, object)
-            .patch(name, &params, &Patch::Apply(object))
-            .await
-            .with_context(|| format!("applying {what}"))?;
+        apply::apply_in(&stores, client, FIELD_MANAGER, &resource, object).await?;
         tracing::info!(object = %what, "applied");
     }
     Ok(())

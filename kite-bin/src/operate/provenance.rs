@@ -1,6 +1,7 @@
 //! Records what was installed in the `KitePlatform`'s status, and reads the
 //! facts that go in it: who is acting, and which stack versions run.
 
+use super::objects::FIELD_MANAGER;
 use anyhow::Context;
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -11,7 +12,7 @@ use kube::{Client, discovery};
 use serde_json::json;
 
 /// Writes `installation` into the platform's status, server-side under
-/// [`super::FIELD_MANAGER`], beside what the controller reports, with who
+/// [`FIELD_MANAGER`], beside what the controller reports, with who
 /// acted, the stack's versions and the time as observed now.
 pub async fn record(client: &Client, installation: &Installation, longhorn_namespace: &str) -> anyhow::Result<()> {
     let api: Api<KitePlatform> = Api::all(client.clone());
@@ -29,7 +30,7 @@ pub async fn record(client: &Client, installation: &Installation, longhorn_names
         "metadata": { "name": PLATFORM_NAME },
         "status": { "installation": installation },
     });
-    api.patch_status(PLATFORM_NAME, &PatchParams::apply(super::FIELD_MANAGER).force(), &Patch::Apply(body))
+    api.patch_status(PLATFORM_NAME, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(body))
         .await
         .context("recording the installation in the KitePlatform's status")?;
     Ok(())

@@ -2,8 +2,10 @@
 //! each step and waits on what it observes, reporting as it goes.
 
 use super::objects::{self, Kinds};
-use super::plan::{Action, Plan, Wait};
+use super::plan::{Action, Owner, Plan, Wait};
+use super::provenance;
 use super::report::Output;
+use super::stack::act;
 use anyhow::{Context, bail};
 use kube::Client;
 use std::io::{BufRead, IsTerminal, Write};
@@ -58,20 +60,20 @@ pub async fn execute(client: &Client, plan: &Plan, options: &RunOptions) -> anyh
             }
             Action::DeleteAll { api_version, kind } => {
                 let all = objects::all_of(client, &mut kinds, api_version, kind).await?;
-                objects::delete(client, &mut kinds, &all, false, objects::Owner::Kite).await?;
+                objects::delete(client, &mut kinds, &all, false, Owner::Kite).await?;
             }
             Action::Release(release) => {
-                for note in release.act(client, &mut kinds).await? {
+                for note in act::release_finalizer(client, &mut kinds, release).await? {
                     output.note(index, &note);
                 }
             }
             Action::RemoveHooks { namespaces, stale_only } => {
-                for note in super::stack::act::remove_hooks(client, namespaces, *stale_only).await? {
+                for note in act::remove_hooks(client, namespaces, *stale_only).await? {
                     output.note(index, &note);
                 }
             }
             Action::Record { installation, longhorn_namespace } => {
-                super::provenance::record(client, installation, longhorn_namespace).await?
+                provenance::record(client, installation, longhorn_namespace).await?
             }
         }
         let now = match &step.wait {

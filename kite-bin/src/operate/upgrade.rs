@@ -13,14 +13,19 @@
 //! `kite install` installed) are upgraded first to the releases there,
 //! refusing a downgrade or a skipped Longhorn minor version unless `--force`.
 
-use super::plan::{Action, Check, Plan, Step, Wait};
+use super::deployment;
+use super::plan::change::each;
+use super::plan::state::termination;
+use super::plan::{Action, ChangeKind, Check, Owner, Plan, Step, Wait};
 use super::run::{self, RunOptions};
+use super::stack::{self, release::Release};
+use super::target::ClusterArgs;
 use crate::manifests::ManifestArgs;
 use anyhow::Context;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kite_core::api::{InstallOperation, KitePlatform, PLATFORM_NAME};
+use kite_core::api::{InstallOperation, Installation, KitePlatform, PLATFORM_NAME};
 use kube::{Api, Client};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -28,9 +33,9 @@ use std::path::PathBuf;
 /// The options of `kite upgrade`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct UpgradeArgs {
-    /// The kubeconfig; without it, `KUBECONFIG`, `~/.kube/config` or the in-cluster account.
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
+    /// Which cluster.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// Go on with a downgrade (this binary older than what is installed, or a
     /// stack release older than what runs) or a skipped Longhorn minor version.
     #[arg(long)]
@@ -50,10 +55,11 @@ pub struct UpgradeArgs {
     pub run: RunOptions,
 }
 
-/// `kite upgrade`.
+/// `kite upgrade`: observes, plans, then carries the plan out.
 pub async fn run(args: UpgradeArgs) -> anyhow::Result<()> {
-    let client = crate::cluster::connect(args.kubeconfig.as_ref()).await?;
-    let plan = plan(&client, &args).await?;
+    let client = args.cluster.connect().await?;
+    let observed = observe(&client, &args).await?;
+    let plan = plan(&observed, &args);
     run::execute(&client, &plan, &args.run).await?;
     if !args.run.plan {
         args.run
@@ -87,79 +93,125 @@ pub fn version_check(installed: &str, force: bool) -> Check {
     }
 }
 
-/// The checks and steps of upgrading what `client` reaches to this version.
-pub async fn plan(client: &Client, args: &UpgradeArgs) -> anyhow::Result<Plan> {
-    let mut checks = vec![super::preflight::version(client).await?];
+/// What an upgrade reads of the cluster (and of its files) before it plans.
+#[derive(Clone, Debug)]
+pub struct Observed {
+    /// The Kubernetes version's check.
+    version: Check,
+    /// Whether there is a `KitePlatform`.
+    platform: bool,
+    /// The installation it records.
+    installed: Option<Installation>,
+    /// What holds the platform namespace, when it is being deleted.
+    terminating: Option<String>,
+    /// The CRD versions objects are stored in that this version no longer serves.
+    stored_versions: Vec<Check>,
+    /// The Deployments to replace (their selector cannot change in place), and their checks.
+    replaced: (Vec<Value>, Vec<Check>),
+    /// The checks of the stack's release files.
+    release_checks: Vec<Check>,
+    /// The stack's releases, as read from `--from`.
+    releases: Vec<Release>,
+    /// What the cluster holds of each release's component.
+    stack: Vec<stack::install::Observed>,
+    /// Kite's objects beside what the cluster holds of them.
+    kite: deployment::Observed,
+}
+
+/// Reads what an upgrade of what `client` reaches depends on.
+pub async fn observe(client: &Client, args: &UpgradeArgs) -> anyhow::Result<Observed> {
+    let version = super::checks::preflight::version(client).await?;
     let platform = Api::<KitePlatform>::all(client.clone()).get_opt(PLATFORM_NAME).await.ok().flatten();
     let installed = platform.as_ref().and_then(|p| p.status.as_ref()).and_then(|s| s.installation.clone());
-    match (&platform, &installed) {
-        (None, _) => checks.push(Check::fail("installation", "there is no KitePlatform", "kite install")),
-        (Some(_), None) => checks.push(Check::fail(
+    let options = &args.manifests;
+    let namespace = options.namespaces().platform;
+    let terminating = Api::<Namespace>::all(client.clone())
+        .get_opt(&namespace)
+        .await
+        .context("reading the namespace")?
+        .filter(|live| live.metadata.deletion_timestamp.is_some())
+        .map(|live| termination(&live));
+    let stored_versions = stored_versions(client).await?;
+    let replaced = replacements(client, options).await?;
+    let (mut release_checks, mut releases, mut stack) = (Vec::new(), Vec::new(), Vec::new());
+    if let Some(dir) = &args.from {
+        let (loaded, checks) = stack::release::load(dir, args.allow_unpinned);
+        release_checks = checks;
+        stack = stack::install::observe(client, &loaded).await?;
+        releases = loaded;
+    }
+    let kite = deployment::observe(client, options, None).await?;
+    Ok(Observed {
+        version,
+        platform: platform.is_some(),
+        installed,
+        terminating,
+        stored_versions,
+        replaced,
+        release_checks,
+        releases,
+        stack,
+        kite,
+    })
+}
+
+/// The checks of the recorded installation: there is one, and this version is not older.
+fn installation_checks(observed: &Observed, force: bool) -> Vec<Check> {
+    match (observed.platform, &observed.installed) {
+        (false, _) => vec![Check::fail("installation", "there is no KitePlatform", "kite install")],
+        (true, None) => vec![Check::fail(
             "installation",
             "none is recorded: Kite was not installed by kite install, so what runs is not known",
             "kite install --skip-stack --image <the image that runs> records it",
-        )),
-        (Some(_), Some(installed)) => {
-            checks.push(Check::ok(
+        )],
+        (true, Some(installed)) => vec![
+            Check::ok(
                 "installation",
                 format!("Kite {} from {}, by {}", installed.kite_version, installed.image, installed.installed_by),
-            ));
-            checks.push(version_check(&installed.kite_version, args.force));
-        }
+            ),
+            version_check(&installed.kite_version, force),
+        ],
     }
-    let options = &args.manifests;
-    let namespace = options.namespaces().platform;
-    if let Some(live) =
-        Api::<Namespace>::all(client.clone()).get_opt(&namespace).await.context("reading the namespace")?
-        && live.metadata.deletion_timestamp.is_some()
-    {
+}
+
+/// The checks and steps of an upgrade, from what was `observed`.
+pub fn plan(observed: &Observed, args: &UpgradeArgs) -> Plan {
+    let mut checks = vec![observed.version.clone()];
+    checks.extend(installation_checks(observed, args.force));
+    if let Some(state) = &observed.terminating {
         checks.push(Check::fail(
-            format!("namespace {namespace}"),
-            format!("is being deleted: {}", super::observe::termination(&live)),
+            format!("namespace {}", args.manifests.namespaces().platform),
+            format!("is being deleted: {state}"),
             "wait for it to be gone, then kite install",
         ));
     }
-    checks.extend(stored_versions(client).await?);
-    let (replaced, replace_checks) = replacements(client, options).await?;
-    checks.extend(replace_checks);
-
-    let mut releases = Vec::new();
-    let mut stack_steps = Vec::new();
-    if let Some(dir) = &args.from {
-        let (loaded, release_checks) = super::stack::release::load(dir, args.allow_unpinned);
-        checks.extend(release_checks);
-        let mode = super::stack::install::Mode::Upgrade { force: args.force };
-        let (more, steps) = super::stack::install::plan(client, &loaded, mode).await?;
-        checks.extend(more);
-        stack_steps = steps;
-        releases = loaded;
-    }
+    checks.extend(observed.stored_versions.iter().cloned());
+    let (replaced, replace_checks) = &observed.replaced;
+    checks.extend(replace_checks.iter().cloned());
+    checks.extend(observed.release_checks.iter().cloned());
+    let mode = stack::install::Mode::Upgrade { force: args.force };
+    let (stack_checks, stack_steps) = stack::install::plan(&observed.releases, &observed.stack, mode);
+    checks.extend(stack_checks);
     let (mut steps, theirs) =
-        super::install::apply_steps(client, options, None, InstallOperation::Upgrade, &releases).await?;
+        deployment::steps(&observed.kite, &args.manifests, InstallOperation::Upgrade, &observed.releases);
     for object in theirs {
         checks.push(Check::fail(object.clone(), "exists and is not Kite's", format!("remove it ({object})")));
     }
     if !replaced.is_empty() {
-        let changes = replaced
-            .iter()
-            .map(|o| super::plan::Change {
-                change: super::plan::ChangeKind::Delete,
-                object: super::objects::describe(o),
-            })
-            .collect();
         steps.insert(
             1,
             Step {
                 title: "replace what cannot change in place: delete it and wait until it is gone (it is created again next)"
                     .into(),
-                changes,
-                action: Action::Delete { objects: replaced.clone(), orphan: false, owner: super::objects::Owner::Kite },
-                wait: Some(Wait::Gone { objects: replaced }),
+                changes: each(replaced, ChangeKind::Delete),
+                action: Action::Delete { objects: replaced.clone(), orphan: false, owner: Owner::Kite },
+                wait: Some(Wait::Gone { objects: replaced.clone() }),
             },
         );
     }
-    stack_steps.extend(steps);
-    Ok(Plan { operation: "upgrade".into(), checks, steps: stack_steps })
+    let mut all = stack_steps;
+    all.extend(steps);
+    Plan { operation: "upgrade".into(), checks, steps: all }
 }
 
 /// A CRD version that objects are stored in must stay served.

@@ -1,8 +1,11 @@
 //! What the stack's steps do at the moment they run, on what the cluster
 //! holds then: release a finalizer whose operator is gone, and remove the
-//! webhook configurations and APIServices of a component being removed.
+//! webhook configurations and APIServices of a component being removed;
+//! and the reading of those hooks, which the doctor's checks share.
 
 use crate::operate::objects::{self, Kinds};
+use crate::operate::plan::owner::describe;
+use crate::operate::plan::{Release, Scope};
 use anyhow::Context;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ServiceReference, ValidatingWebhookConfiguration,
@@ -14,87 +17,59 @@ use kube::{Client, discovery};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-/// A finalizer to release when the operator that would release it is not running.
-#[derive(Clone, Debug)]
-pub struct Release {
-    /// What holds the finalizer.
-    pub scope: Scope,
-    /// The finalizer.
-    pub finalizer: String,
-    /// The operator's workload (`apiVersion`, `kind`, `metadata`): while it
-    /// runs, the finalizer is left to it.
-    pub operator: Value,
-}
-
-/// The objects a [`Release`] looks at.
-#[derive(Clone, Debug)]
-pub enum Scope {
-    /// These objects, when they are being deleted.
-    Objects(Vec<Value>),
-    /// Every object of this API group in this namespace.
-    Group {
-        /// The API group, `longhorn.io`.
-        group: String,
-        /// The namespace.
-        namespace: String,
-    },
-}
-
-impl Release {
-    /// Releases the finalizer when the operator is not running; says what it released.
-    pub async fn act(&self, client: &Client, kinds: &mut Kinds) -> anyhow::Result<Vec<String>> {
-        let operator = objects::live(client, kinds, &self.operator).await?;
-        if operator.as_ref().is_some_and(has_ready_pods) {
-            return Ok(Vec::new());
-        }
-        let held = match &self.scope {
-            Scope::Objects(list) => {
-                let mut held = Vec::new();
-                for object in list {
-                    if let Some(mut live) = objects::live(client, kinds, object).await?
-                        && live["metadata"]["deletionTimestamp"].is_string()
-                    {
-                        live["apiVersion"] = object["apiVersion"].clone();
-                        live["kind"] = object["kind"].clone();
-                        held.push(live);
-                    }
-                }
-                held
-            }
-            Scope::Group { group, namespace } => in_group(client, group, namespace).await?,
-        };
-        let mut notes = Vec::new();
-        let operator = objects::describe(&self.operator);
-        for live in held.iter().filter(|l| has_finalizer(l, &self.finalizer)) {
-            let Some(resource) = kinds.resource(client, live).await? else { continue };
-            let api: Api<DynamicObject> = match live["metadata"]["namespace"].as_str() {
-                Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
-                None => Api::all_with(client.clone(), &resource),
-            };
-            let kept: Vec<&Value> = live["metadata"]["finalizers"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|f| f.as_str() != Some(self.finalizer.as_str()))
-                .collect();
-            let name = live["metadata"]["name"].as_str().unwrap_or_default();
-            let what = objects::describe(live);
-            // A JSON merge patch with the whole list: the finalizer goes, the others stay.
-            let patch =
-                json!({ "metadata": { "finalizers": kept, "resourceVersion": live["metadata"]["resourceVersion"] } });
-            match api.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(status)) if status.is_not_found() => continue,
-                Err(error) => return Err(error).with_context(|| format!("releasing {} from {what}", self.finalizer)),
-            }
-            tracing::info!(object = %what, finalizer = %self.finalizer, "released: its operator is not running");
-            notes.push(format!(
-                "{what}: finalizer {} released, since {operator} is not running to release it",
-                self.finalizer
-            ));
-        }
-        Ok(notes)
+/// Releases `release`'s finalizer when its operator is not running; says what it released.
+pub async fn release_finalizer(client: &Client, kinds: &mut Kinds, release: &Release) -> anyhow::Result<Vec<String>> {
+    let operator = objects::live(client, kinds, &release.operator).await?;
+    if operator.as_ref().is_some_and(has_ready_pods) {
+        return Ok(Vec::new());
     }
+    let held = match &release.scope {
+        Scope::Objects(list) => {
+            let mut held = Vec::new();
+            for object in list {
+                if let Some(mut live) = objects::live(client, kinds, object).await?
+                    && live["metadata"]["deletionTimestamp"].is_string()
+                {
+                    live["apiVersion"] = object["apiVersion"].clone();
+                    live["kind"] = object["kind"].clone();
+                    held.push(live);
+                }
+            }
+            held
+        }
+        Scope::Group { group, namespace } => in_group(client, group, namespace).await?,
+    };
+    let mut notes = Vec::new();
+    let operator = describe(&release.operator);
+    for live in held.iter().filter(|l| has_finalizer(l, &release.finalizer)) {
+        let Some(resource) = kinds.resource(client, live).await? else { continue };
+        let api: Api<DynamicObject> = match live["metadata"]["namespace"].as_str() {
+            Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
+            None => Api::all_with(client.clone(), &resource),
+        };
+        let kept: Vec<&Value> = live["metadata"]["finalizers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|f| f.as_str() != Some(release.finalizer.as_str()))
+            .collect();
+        let name = live["metadata"]["name"].as_str().unwrap_or_default();
+        let what = describe(live);
+        // A JSON merge patch with the whole list: the finalizer goes, the others stay.
+        let patch =
+            json!({ "metadata": { "finalizers": kept, "resourceVersion": live["metadata"]["resourceVersion"] } });
+        match api.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.is_not_found() => continue,
+            Err(error) => return Err(error).with_context(|| format!("releasing {} from {what}", release.finalizer)),
+        }
+        tracing::info!(object = %what, finalizer = %release.finalizer, "released: its operator is not running");
+        notes.push(format!(
+            "{what}: finalizer {} released, since {operator} is not running to release it",
+            release.finalizer
+        ));
+    }
+    Ok(notes)
 }
 
 /// Whether a Deployment (an available replica) or a DaemonSet (a ready pod) runs something.

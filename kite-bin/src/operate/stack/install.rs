@@ -5,8 +5,10 @@
 
 use super::release::{Release, image_tag};
 use super::{STACK_LABEL, Upstream};
-use crate::operate::objects::{self, Kinds, Owner};
-use crate::operate::plan::{Action, Check, Step, Wait};
+use crate::operate::objects::{self, Kinds};
+use crate::operate::plan::change::compare;
+use crate::operate::plan::owner::reference;
+use crate::operate::plan::{Action, Check, Owner, Step, Wait};
 use kube::Client;
 use serde_json::{Value, json};
 
@@ -123,21 +125,77 @@ fn labelled(mut object: Value, upstream: Upstream) -> Value {
     object
 }
 
-/// The steps that apply `release`: its CRDs (then `Established`), its
-/// operator (then its workload ready), its custom resource with
-/// `uninstallStrategy: BlockUninstallIfWorkloadsExist` unless the file
-/// sets one (then `Available` at the version). Also the objects of its
+/// `release`'s objects as Kite applies them, labelled: its CRDs, the rest
+/// of its operator's file, and its custom resources (with
+/// `uninstallStrategy: BlockUninstallIfWorkloadsExist` unless the file sets
+/// one) with the file they come from.
+struct Applied {
+    crds: Vec<Value>,
+    rest: Vec<Value>,
+    resources: Option<(&'static str, Vec<Value>)>,
+}
+
+impl Applied {
+    fn of(release: &Release) -> Self {
+        let upstream = release.upstream;
+        let operator = release.files[0].objects.iter().cloned().map(|o| labelled(o, upstream));
+        let (crds, rest): (Vec<Value>, Vec<Value>) = operator.partition(|o| o["kind"] == "CustomResourceDefinition");
+        let resources = match (upstream.resource_file, release.files.get(1)) {
+            (Some(file), Some(loaded)) => {
+                let objects = loaded.objects.iter().cloned().map(|mut o| {
+                    if o["spec"]["uninstallStrategy"].is_null() {
+                        o["spec"]["uninstallStrategy"] = json!("BlockUninstallIfWorkloadsExist");
+                    }
+                    labelled(o, upstream)
+                });
+                Some((file, objects.collect()))
+            }
+            _ => None,
+        };
+        Self { crds, rest, resources }
+    }
+}
+
+/// One release's component as found in the cluster, and the live object of
+/// each object Kite would apply from it ([`Applied`]'s, in its order).
+#[derive(Clone, Debug)]
+pub struct Observed {
+    found: Option<Found>,
+    crds: Vec<Option<Value>>,
+    rest: Vec<Option<Value>>,
+    resources: Vec<Option<Value>>,
+}
+
+/// Reads what the cluster holds of each of `releases`.
+pub async fn observe(client: &Client, releases: &[Release]) -> anyhow::Result<Vec<Observed>> {
+    let mut kinds = Kinds::default();
+    let mut observed = Vec::new();
+    for release in releases {
+        let found = found(client, &mut kinds, release.upstream).await?;
+        let applied = Applied::of(release);
+        let crds = objects::each_live(client, &mut kinds, &applied.crds).await?;
+        let rest = objects::each_live(client, &mut kinds, &applied.rest).await?;
+        let resources = match &applied.resources {
+            Some((_, resources)) => objects::each_live(client, &mut kinds, resources).await?,
+            None => Vec::new(),
+        };
+        observed.push(Observed { found, crds, rest, resources });
+    }
+    Ok(observed)
+}
+
+/// The steps that apply `release`, as `observed`: its CRDs (then
+/// `Established`), its operator (then its workload ready), its custom
+/// resource (then `Available` at the version). Also the objects of its
 /// names that are not what Kite applied.
-pub async fn steps(client: &Client, kinds: &mut Kinds, release: &Release) -> anyhow::Result<(Vec<Step>, Vec<String>)> {
+fn steps(release: &Release, observed: &Observed) -> (Vec<Step>, Vec<String>) {
     let upstream = release.upstream;
     let owner = Owner::Stack(upstream.name);
     let title = format!("{} {}", upstream.name.title(), release.version);
-    let operator: Vec<Value> = release.files[0].objects.iter().cloned().map(|o| labelled(o, upstream)).collect();
-    let (crds, rest): (Vec<Value>, Vec<Value>) =
-        operator.into_iter().partition(|o| o["kind"] == "CustomResourceDefinition");
+    let Applied { crds, rest, resources } = Applied::of(release);
     let mut theirs = Vec::new();
     let mut steps = Vec::new();
-    let (changes, more) = objects::plan_as(client, kinds, &crds, owner).await?;
+    let (changes, more) = compare(&crds, &observed.crds, owner);
     theirs.extend(more);
     steps.push(Step {
         title: format!("apply {title}'s CustomResourceDefinitions ({})", upstream.operator_file),
@@ -147,7 +205,7 @@ pub async fn steps(client: &Client, kinds: &mut Kinds, release: &Release) -> any
         }),
         action: Action::Apply(crds),
     });
-    let (changes, more) = objects::plan_as(client, kinds, &rest, owner).await?;
+    let (changes, more) = compare(&rest, &observed.rest, owner);
     theirs.extend(more);
     let (kind, name) = upstream.workload;
     let wait = if kind == "Deployment" {
@@ -161,21 +219,10 @@ pub async fn steps(client: &Client, kinds: &mut Kinds, release: &Release) -> any
         action: Action::Apply(rest),
         wait: Some(wait),
     });
-    if let (Some(file), Some(loaded)) = (upstream.resource_file, release.files.get(1)) {
-        let resources: Vec<Value> = loaded
-            .objects
-            .iter()
-            .cloned()
-            .map(|mut o| {
-                if o["spec"]["uninstallStrategy"].is_null() {
-                    o["spec"]["uninstallStrategy"] = json!("BlockUninstallIfWorkloadsExist");
-                }
-                labelled(o, upstream)
-            })
-            .collect();
-        let (changes, more) = objects::plan_as(client, kinds, &resources, owner).await?;
+    if let Some((file, resources)) = resources {
+        let (changes, more) = compare(&resources, &observed.resources, owner);
         theirs.extend(more);
-        let resource = resources.first().map(objects::reference);
+        let resource = resources.first().map(reference);
         steps.push(Step {
             title: format!(
                 "apply {}'s custom resource ({file}; uninstall blocked while workloads exist)",
@@ -186,22 +233,22 @@ pub async fn steps(client: &Client, kinds: &mut Kinds, release: &Release) -> any
             wait: Some(Wait::StackReady { name: upstream.name, version: release.version.clone(), resource }),
         });
     }
-    Ok((steps, theirs))
+    (steps, theirs)
 }
 
-/// The checks and steps for `releases` in `mode`: each component checked
-/// against what is there, then applied in order (Longhorn, KubeVirt, CDI).
-pub async fn plan(client: &Client, releases: &[Release], mode: Mode) -> anyhow::Result<(Vec<Check>, Vec<Step>)> {
-    let mut kinds = Kinds::default();
+/// The checks and steps for `releases` in `mode`, as `observed` (one per
+/// release): each component checked against what is there, then applied
+/// in order (Longhorn, KubeVirt, CDI).
+pub fn plan(releases: &[Release], observed: &[Observed], mode: Mode) -> (Vec<Check>, Vec<Step>) {
     let mut checks = Vec::new();
     let mut steps = Vec::new();
-    for release in releases {
-        let found = found(client, &mut kinds, release.upstream).await?;
-        checks.push(check(release, found.as_ref(), mode));
-        let (more, theirs) = self::steps(client, &mut kinds, release).await?;
+    for (release, observed) in releases.iter().zip(observed) {
+        let found = observed.found.as_ref();
+        checks.push(check(release, found, mode));
+        let (more, theirs) = self::steps(release, observed);
         steps.extend(more);
         // A component someone else installed has failed already, once: its objects are not listed again.
-        let someone_elses = found.as_ref().is_some_and(|f| !f.by_kite);
+        let someone_elses = found.is_some_and(|f| !f.by_kite);
         for object in theirs.into_iter().filter(|_| !someone_elses) {
             checks.push(Check::fail(
                 object.clone(),
@@ -210,5 +257,5 @@ pub async fn plan(client: &Client, releases: &[Release], mode: Mode) -> anyhow::
             ));
         }
     }
-    Ok((checks, steps))
+    (checks, steps)
 }

@@ -17,6 +17,7 @@
 //!   uninstall job and waiting for it; then webhooks and APIServices left
 //!   behind, the labelled objects and the namespaces.
 //! - [`observe`] and [`act`] are the waits and run-time actions these steps use.
+//!   The finalizers to release are planned as [`crate::operate::plan::Release`].
 //!
 //! Everything Kite applies from a release carries the label
 //! [`STACK_LABEL`]`=<component>`: that is how Kite knows a component is
@@ -29,10 +30,8 @@ pub mod observe;
 pub mod release;
 pub mod removal;
 
+pub use crate::operate::plan::owner::STACK_LABEL;
 use kite_core::api::StackName;
-
-/// The label on everything Kite applied from a release: the component's id.
-pub const STACK_LABEL: &str = "hy3ons.github.io/stack";
 
 /// What Kite knows of a component's upstream release.
 #[derive(Clone, Copy, Debug)]

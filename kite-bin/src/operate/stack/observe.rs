@@ -3,7 +3,8 @@
 use super::Upstream;
 use super::release::image_tag;
 use crate::operate::objects::{self, Kinds};
-use crate::operate::observe::Observation;
+use crate::operate::plan::Observation;
+use crate::operate::plan::owner::describe;
 use anyhow::Context;
 use k8s_openapi::api::batch::v1::Job;
 use kite_core::api::StackName;
@@ -25,7 +26,7 @@ pub async fn stack_ready(
         (StackName::Longhorn, _) => longhorn_ready(client, &mut kinds, upstream, version).await,
         (_, Some(resource)) => {
             let Some(live) = objects::live(client, &mut kinds, resource).await? else {
-                return Ok(Observation::waiting(format!("{} missing", objects::describe(resource))));
+                return Ok(Observation::waiting(format!("{} missing", describe(resource))));
             };
             let reported = match name {
                 StackName::KubeVirt => &live["status"]["observedKubeVirtVersion"],
@@ -35,7 +36,7 @@ pub async fn stack_ready(
             let phase = live["status"]["phase"].as_str().unwrap_or("no phase yet");
             let now = format!(
                 "{}: phase {phase}, Available {}, version {}",
-                objects::describe(resource),
+                describe(resource),
                 available.as_deref().unwrap_or("not reported"),
                 reported.as_str().unwrap_or("not reported")
             );
@@ -64,7 +65,7 @@ async fn longhorn_ready(
     let reference =
         json!({ "apiVersion": "apps/v1", "kind": kind, "metadata": { "name": name, "namespace": upstream.namespace } });
     let Some(manager) = objects::live(client, kinds, &reference).await? else {
-        return Ok(Observation::waiting(format!("{} missing", objects::describe(&reference))));
+        return Ok(Observation::waiting(format!("{} missing", describe(&reference))));
     };
     let status = &manager["status"];
     let count = |field: &str| status[field].as_i64().unwrap_or(0);

@@ -62,43 +62,64 @@ pub fn load(dir: &Path, allow_unpinned: bool) -> (Vec<Release>, Vec<Check>) {
     (releases, checks)
 }
 
+/// The check of `upstream`'s release.
+fn title(upstream: Upstream) -> String {
+    format!("{} release", upstream.name.title())
+}
+
+/// A failed check of `upstream`'s release.
+fn fail(upstream: Upstream, observed: String, fix: String) -> Box<Check> {
+    Box::new(Check::fail(title(upstream), observed, fix))
+}
+
+/// Reads `upstream`'s release files from `dir`, finds its version and checks them against the pins.
 fn load_one(dir: &Path, upstream: Upstream, allow_unpinned: bool) -> Result<(Release, Check), Box<Check>> {
-    let title = format!("{} release", upstream.name.title());
-    let fail = |observed: String, fix: String| Box::new(Check::fail(title.clone(), observed, fix));
     let mut files = Vec::new();
     for file in upstream.files() {
-        let path = dir.join(file);
-        let bytes = std::fs::read(&path).map_err(|error| {
-            fail(
-                format!("cannot read {}: {error}", path.display()),
-                format!(
-                    "put {}'s release file there: {}",
-                    upstream.name.title(),
-                    upstream.url(upstream.recommended, file)
-                ),
-            )
-        })?;
-        let text = String::from_utf8(bytes.clone()).map_err(|_| {
-            fail(format!("{} is not UTF-8 text", path.display()), "use the release file as published".into())
-        })?;
-        let objects: Vec<Value> = serde_saphyr::from_multiple::<Value>(&text)
-            .map_err(|error| {
-                fail(format!("{} is not YAML: {error}", path.display()), "use the release file as published".into())
-            })?
-            .into_iter()
-            .filter(|o| o.is_object())
-            .collect();
-        let sha256: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
-        files.push(LoadedFile { record: ReleaseFile { file: file.into(), sha256, pinned: false }, objects });
+        files.push(read_file(dir, upstream, file)?);
     }
-    let (kind, name) = upstream.workload;
-    let version = files[0]
-        .objects
-        .iter()
-        .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
-        .and_then(image_tag)
-        .ok_or_else(|| {
+    let version = version(upstream, &files[0])?;
+    let unpinned = check_pins(upstream, &version, &mut files)?;
+    let what = format!("{} {version}", upstream.name.title());
+    let check = pins_check(upstream, &what, &unpinned, allow_unpinned)?;
+    Ok((Release { upstream, version, files }, check))
+}
+
+/// Reads one release file: its objects, and its SHA-256 (not yet compared with a pin).
+fn read_file(dir: &Path, upstream: Upstream, file: &str) -> Result<LoadedFile, Box<Check>> {
+    let path = dir.join(file);
+    let bytes = std::fs::read(&path).map_err(|error| {
+        fail(
+            upstream,
+            format!("cannot read {}: {error}", path.display()),
+            format!("put {}'s release file there: {}", upstream.name.title(), upstream.url(upstream.recommended, file)),
+        )
+    })?;
+    let text = String::from_utf8(bytes.clone()).map_err(|_| {
+        fail(upstream, format!("{} is not UTF-8 text", path.display()), "use the release file as published".into())
+    })?;
+    let objects: Vec<Value> = serde_saphyr::from_multiple::<Value>(&text)
+        .map_err(|error| {
             fail(
+                upstream,
+                format!("{} is not YAML: {error}", path.display()),
+                "use the release file as published".into(),
+            )
+        })?
+        .into_iter()
+        .filter(|o| o.is_object())
+        .collect();
+    let sha256: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    Ok(LoadedFile { record: ReleaseFile { file: file.into(), sha256, pinned: false }, objects })
+}
+
+/// The version of the release: the tag of its operator's image in `operator`, its operator's file.
+fn version(upstream: Upstream, operator: &LoadedFile) -> Result<String, Box<Check>> {
+    let (kind, name) = upstream.workload;
+    operator.objects.iter().find(|o| o["kind"] == kind && o["metadata"]["name"] == name).and_then(image_tag).ok_or_else(
+        || {
+            fail(
+                upstream,
                 format!(
                     "{} has no {kind} {name} with a tagged image, so its version is not known",
                     upstream.operator_file
@@ -109,37 +130,48 @@ fn load_one(dir: &Path, upstream: Upstream, allow_unpinned: bool) -> Result<(Rel
                     upstream.url(upstream.recommended, upstream.operator_file)
                 ),
             )
-        })?;
+        },
+    )
+}
+
+/// Marks each of `files` pinned when its hash is the pin of `version`; fails on a hash that differs
+/// from its pin. The files this build pins nothing for, as `file sha256:…`.
+fn check_pins(upstream: Upstream, version: &str, files: &mut [LoadedFile]) -> Result<Vec<String>, Box<Check>> {
     let mut unpinned = Vec::new();
-    for file in &mut files {
-        match upstream.pin(&version, &file.record.file) {
+    for file in files {
+        match upstream.pin(version, &file.record.file) {
             Some(pin) if pin == file.record.sha256 => file.record.pinned = true,
             Some(pin) => {
                 return Err(fail(
+                    upstream,
                     format!(
                         "{} of {version} has SHA-256 {}, but {} publishes {pin}: the file was changed or is another release's",
                         file.record.file,
                         file.record.sha256,
                         upstream.name.title()
                     ),
-                    format!("download it again: {}", upstream.url(&version, &file.record.file)),
+                    format!("download it again: {}", upstream.url(version, &file.record.file)),
                 ));
             }
             None => unpinned.push(format!("{} sha256:{}", file.record.file, file.record.sha256)),
         }
     }
-    let release = Release { upstream, version: version.clone(), files };
-    let what = format!("{} {version}", upstream.name.title());
-    let check = if unpinned.is_empty() {
-        Check::ok(title, format!("{what}, every file's SHA-256 matches this build's pin"))
+    Ok(unpinned)
+}
+
+/// The release's check: every file pinned, or `unpinned` ones allowed (a warning) or refused.
+fn pins_check(upstream: Upstream, what: &str, unpinned: &[String], allow_unpinned: bool) -> Result<Check, Box<Check>> {
+    if unpinned.is_empty() {
+        Ok(Check::ok(title(upstream), format!("{what}, every file's SHA-256 matches this build's pin")))
     } else if allow_unpinned {
-        Check::warn(
-            title,
+        Ok(Check::warn(
+            title(upstream),
             format!("{what}: this build pins no SHA-256 for it, so {} is recorded unverified", unpinned.join(", ")),
             "nothing, if you compared the hashes with the project's release yourself: --allow-unpinned asked for it",
-        )
+        ))
     } else {
-        return Err(fail(
+        Err(fail(
+            upstream,
             format!("{what}: this build pins no SHA-256 for it ({})", unpinned.join(", ")),
             format!(
                 "compare those hashes with {}'s release, then pass --allow-unpinned; or use a release this build pins ({} {})",
@@ -147,9 +179,8 @@ fn load_one(dir: &Path, upstream: Upstream, allow_unpinned: bool) -> Result<(Rel
                 upstream.name.title(),
                 upstream.recommended
             ),
-        ));
-    };
-    Ok((release, check))
+        ))
+    }
 }
 
 #[cfg(test)]

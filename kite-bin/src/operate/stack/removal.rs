@@ -18,11 +18,13 @@
 //! while they stay, every namespace deletion stalls. One that calls a
 //! Service of something else is reported and left alone.
 
-use super::install::found;
+use super::install::{Found, found};
 use super::release::image_tag;
 use super::{STACK_LABEL, Upstream, act};
-use crate::operate::objects::{self, Kinds, Owner};
-use crate::operate::plan::{Action, Change, ChangeKind, Check, Step, Wait};
+use crate::operate::objects::{self, Kinds};
+use crate::operate::plan::change::each as changes;
+use crate::operate::plan::owner::describe;
+use crate::operate::plan::{Action, Change, ChangeKind, Check, Owner, Release, Scope, Step, Wait};
 use kite_core::api::StackName;
 use kube::Client;
 use serde_json::{Value, json};
@@ -50,10 +52,6 @@ pub struct Removal {
     pub removed_hooks: Vec<String>,
 }
 
-fn changes(objects: &[Value], change: ChangeKind) -> Vec<Change> {
-    objects.iter().map(|o| Change { change, object: objects::describe(o) }).collect()
-}
-
 fn reference(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Value {
     let mut metadata = json!({ "name": name });
     if let Some(namespace) = namespace {
@@ -62,26 +60,93 @@ fn reference(api_version: &str, kind: &str, namespace: Option<&str>, name: &str)
     json!({ "apiVersion": api_version, "kind": kind, "metadata": metadata })
 }
 
-/// Plans removing the components `kite install` installed.
-pub async fn plan(client: &Client) -> anyhow::Result<Removal> {
+/// What the cluster holds of one component, as its removal needs it.
+#[derive(Clone, Debug)]
+struct Component {
+    /// Which.
+    upstream: Upstream,
+    /// What of it is installed.
+    found: Option<Found>,
+    /// What Kite applied of it that is still there, when `kite install` installed it.
+    remains: Option<Remains>,
+}
+
+/// What is left of a component Kite installed.
+#[derive(Clone, Debug)]
+struct Remains {
+    /// KubeVirt's or CDI's custom resources (every one of their kind); none for Longhorn.
+    resources: Vec<Value>,
+    /// Longhorn's manager, when it is there; none for the others.
+    manager: Option<Value>,
+    /// Its namespace, when it is there.
+    namespace: Option<Value>,
+    /// Every object of the kinds that outlive the namespace ([`CLUSTER_KINDS`], in their order).
+    cluster: Vec<Vec<Value>>,
+}
+
+/// What removing the stack depends on: each component (in the order
+/// they are removed), and every webhook configuration and APIService.
+#[derive(Clone, Debug)]
+pub struct Observed {
+    components: Vec<Component>,
+    hooks: Vec<act::Hook>,
+}
+
+/// Reads what removing the components `kite install` installed depends on.
+pub async fn observe(client: &Client) -> anyhow::Result<Observed> {
     let mut kinds = Kinds::default();
+    let mut components = Vec::new();
+    let mut all = Upstream::all();
+    all.reverse();
+    for upstream in all {
+        let found = found(client, &mut kinds, upstream).await?;
+        let remains = match &found {
+            Some(found) if found.by_kite => Some(remains(client, &mut kinds, upstream).await?),
+            _ => None,
+        };
+        components.push(Component { upstream, found, remains });
+    }
+    Ok(Observed { components, hooks: act::hooks(client).await? })
+}
+
+/// Reads what is left of `upstream`, which Kite installed.
+async fn remains(client: &Client, kinds: &mut Kinds, upstream: Upstream) -> anyhow::Result<Remains> {
+    let (resources, manager) = match upstream.name {
+        StackName::Longhorn => {
+            let (kind, name) = upstream.workload;
+            let manager = reference("apps/v1", kind, Some(upstream.namespace), name);
+            (Vec::new(), objects::live(client, kinds, &manager).await?)
+        }
+        _ => {
+            let (api_version, kind) = custom_resource(upstream);
+            (objects::all_of(client, kinds, api_version, kind).await?, None)
+        }
+    };
+    let namespace = objects::live(client, kinds, &reference("v1", "Namespace", None, upstream.namespace)).await?;
+    let mut cluster = Vec::new();
+    for (api_version, kind) in CLUSTER_KINDS {
+        cluster.push(objects::all_of(client, kinds, api_version, kind).await?);
+    }
+    Ok(Remains { resources, manager, namespace, cluster })
+}
+
+/// KubeVirt's or CDI's custom resource kind: (`apiVersion`, `kind`).
+fn custom_resource(upstream: Upstream) -> (&'static str, &'static str) {
+    match upstream.name {
+        StackName::KubeVirt => ("kubevirt.io/v1", "KubeVirt"),
+        _ => ("cdi.kubevirt.io/v1beta1", "CDI"),
+    }
+}
+
+/// Plans removing the components `kite install` installed, as `observed`.
+pub fn plan(observed: &Observed) -> Removal {
     let mut removal = Removal::default();
     let mut ours = Vec::new();
-    let mut components = Upstream::all();
-    components.reverse();
-    for upstream in components {
-        let title = upstream.name.title();
-        match found(client, &mut kinds, upstream).await? {
-            None => removal.checks.push(Check::ok(title, "not installed: nothing to remove")),
-            Some(found) if !found.by_kite => removal.checks.push(Check::warn(
-                title,
-                format!(
-                    "installed, but not by kite install ({} has no {STACK_LABEL} label): left alone",
-                    upstream.marker_crd
-                ),
-                format!("remove {title} as its project documents"),
-            )),
-            Some(found) => {
+    for Component { upstream, found, remains } in &observed.components {
+        let (upstream, title) = (*upstream, upstream.name.title());
+        match (found, remains) {
+            (None, _) => removal.checks.push(Check::ok(title, "not installed: nothing to remove")),
+            (Some(found), Some(remains)) if found.by_kite => {
                 removal.checks.push(Check::ok(
                     title,
                     format!(
@@ -91,16 +156,29 @@ pub async fn plan(client: &Client) -> anyhow::Result<Removal> {
                 ));
                 ours.push(upstream.namespace.to_string());
                 let steps = match upstream.name {
-                    StackName::Longhorn => longhorn(client, &mut kinds, upstream).await?,
-                    _ => operated(client, &mut kinds, upstream).await?,
+                    StackName::Longhorn => longhorn(upstream, remains.manager.as_ref()),
+                    _ => operated(upstream, &remains.resources),
                 };
                 removal.after.extend(steps);
-                removal.after.extend(remains(client, &mut kinds, upstream).await?);
+                removal.after.extend(remaining(upstream, remains));
             }
+            (Some(_), _) => removal.checks.push(Check::warn(
+                title,
+                format!(
+                    "installed, but not by kite install ({} has no {STACK_LABEL} label): left alone",
+                    upstream.marker_crd
+                ),
+                format!("remove {title} as its project documents"),
+            )),
         }
     }
-    let hooks = act::hooks(client).await?;
-    let stale: Vec<&act::Hook> = act::of_namespaces(&hooks, &ours, true);
+    hooks(&mut removal, &observed.hooks, &ours);
+    removal
+}
+
+/// The stale hooks of the components being removed (`ours`), deleted first; the others reported.
+fn hooks(removal: &mut Removal, hooks: &[act::Hook], ours: &[String]) {
+    let stale: Vec<&act::Hook> = act::of_namespaces(hooks, ours, true);
     for hook in hooks.iter().filter(|h| !h.service_exists && !stale.contains(h)) {
         removal.checks.push(Check::warn(
             format!("{} {}", hook.kind, hook.name),
@@ -113,22 +191,17 @@ pub async fn plan(client: &Client) -> anyhow::Result<Removal> {
         removal.before.push(Step {
             title: "delete the stack's webhook configurations and APIServices whose Service is gone: they stall every namespace's deletion".into(),
             changes: stale.iter().map(|h| Change { change: ChangeKind::Delete, object: h.describe() }).collect(),
-            action: Action::RemoveHooks { namespaces: ours.clone(), stale_only: true },
+            action: Action::RemoveHooks { namespaces: ours.to_vec(), stale_only: true },
             wait: None,
         });
     }
-    Ok(removal)
 }
 
 /// KubeVirt's or CDI's custom resources, deleted and waited on while the
 /// operator removes what it deployed; released when the operator is gone.
-async fn operated(client: &Client, kinds: &mut Kinds, upstream: Upstream) -> anyhow::Result<Vec<Step>> {
-    let (api_version, kind) = match upstream.name {
-        StackName::KubeVirt => ("kubevirt.io/v1", "KubeVirt"),
-        _ => ("cdi.kubevirt.io/v1beta1", "CDI"),
-    };
-    let resources: Vec<Value> = objects::all_of(client, kinds, api_version, kind)
-        .await?
+fn operated(upstream: Upstream, live: &[Value]) -> Vec<Step> {
+    let (api_version, kind) = custom_resource(upstream);
+    let resources: Vec<Value> = live
         .iter()
         .filter(|o| Owner::Stack(upstream.name).owns(o))
         .map(|o| {
@@ -143,7 +216,7 @@ async fn operated(client: &Client, kinds: &mut Kinds, upstream: Upstream) -> any
     let title = upstream.name.title();
     let (workload_kind, workload) = upstream.workload;
     let operator = reference("apps/v1", workload_kind, Some(upstream.namespace), workload);
-    Ok(vec![
+    vec![
         Step {
             title: format!("delete {title}'s custom resource: {workload} removes what it deployed"),
             changes: changes(&resources, ChangeKind::Delete),
@@ -156,38 +229,36 @@ async fn operated(client: &Client, kinds: &mut Kinds, upstream: Upstream) -> any
                 upstream.finalizer
             ),
             changes: Vec::new(),
-            action: Action::Release(Box::new(act::Release {
-                scope: act::Scope::Objects(resources.clone()),
+            action: Action::Release(Box::new(Release {
+                scope: Scope::Objects(resources.clone()),
                 finalizer: upstream.finalizer.into(),
                 operator,
             })),
             wait: Some(Wait::Gone { objects: resources }),
         },
-    ])
+    ]
 }
 
 /// Longhorn's own uninstall: the confirmation flag, then its uninstall job
 /// (only while its manager runs), then the finalizers a gone manager leaves.
-async fn longhorn(client: &Client, kinds: &mut Kinds, upstream: Upstream) -> anyhow::Result<Vec<Step>> {
+fn longhorn(upstream: Upstream, manager: Option<&Value>) -> Vec<Step> {
     let namespace = upstream.namespace;
     let (kind, name) = upstream.workload;
     let manager_ref = reference("apps/v1", kind, Some(namespace), name);
-    let manager = objects::live(client, kinds, &manager_ref).await?;
-    let running =
-        manager.as_ref().is_some_and(|m| m["metadata"]["deletionTimestamp"].is_null() && act::has_ready_pods(m));
+    let running = manager.is_some_and(|m| m["metadata"]["deletionTimestamp"].is_null() && act::has_ready_pods(m));
     let mut steps = Vec::new();
     if let Some(manager) = manager.filter(|_| running) {
         let flag = json!({ "apiVersion": "longhorn.io/v1beta2", "kind": "Setting",
                            "metadata": { "name": "deleting-confirmation-flag", "namespace": namespace }, "value": "true" });
         steps.push(Step {
             title: "confirm Longhorn's uninstall: its setting deleting-confirmation-flag to \"true\"".into(),
-            changes: vec![Change { change: ChangeKind::Update, object: objects::describe(&flag) }],
+            changes: vec![Change { change: ChangeKind::Update, object: describe(&flag) }],
             action: Action::Apply(vec![flag]),
             wait: None,
         });
         let image = manager["spec"]["template"]["spec"]["containers"][0]["image"].as_str().unwrap_or_default();
         let job = uninstall_job(namespace, image);
-        let version = image_tag(&manager).unwrap_or_default();
+        let version = image_tag(manager).unwrap_or_default();
         steps.push(Step {
             title: format!("run Longhorn {version}'s uninstall job: it deletes Longhorn's volumes and objects, its webhooks, its StorageClass and its manager"),
             changes: changes(&job, ChangeKind::Create),
@@ -202,14 +273,14 @@ async fn longhorn(client: &Client, kinds: &mut Kinds, upstream: Upstream) -> any
             format!("Longhorn's manager is not running, so its uninstall job cannot run: release the {} finalizers it would have released", upstream.finalizer)
         },
         changes: Vec::new(),
-        action: Action::Release(Box::new(act::Release {
-            scope: act::Scope::Group { group: "longhorn.io".into(), namespace: namespace.into() },
+        action: Action::Release(Box::new(Release {
+            scope: Scope::Group { group: "longhorn.io".into(), namespace: namespace.into() },
             finalizer: upstream.finalizer.into(),
             operator: manager_ref,
         })),
         wait: None,
     });
-    Ok(steps)
+    steps
 }
 
 /// The name of Longhorn's uninstall job and of its account and roles' prefix.
@@ -254,17 +325,17 @@ fn uninstall_job(namespace: &str, image: &str) -> Vec<Value> {
 /// The component's webhooks and APIServices still calling its namespace,
 /// then what Kite applied for it that outlives the namespace, and the
 /// namespace, waited on until gone.
-async fn remains(client: &Client, kinds: &mut Kinds, upstream: Upstream) -> anyhow::Result<Vec<Step>> {
+fn remaining(upstream: Upstream, remains: &Remains) -> Vec<Step> {
     let title = upstream.name.title();
     let owner = Owner::Stack(upstream.name);
     let namespace = reference("v1", "Namespace", None, upstream.namespace);
     let mut doomed = Vec::new();
-    if objects::live(client, kinds, &namespace).await?.is_some_and(|n| owner.owns(&n)) {
+    if remains.namespace.as_ref().is_some_and(|n| owner.owns(n)) {
         doomed.push(namespace);
     }
-    for (api_version, kind) in CLUSTER_KINDS {
-        for object in objects::all_of(client, kinds, api_version, kind).await? {
-            if owner.owns(&object) {
+    for ((api_version, kind), live) in CLUSTER_KINDS.iter().zip(&remains.cluster) {
+        for object in live {
+            if owner.owns(object) {
                 doomed.push(reference(
                     api_version,
                     kind,
@@ -285,7 +356,7 @@ async fn remains(client: &Client, kinds: &mut Kinds, upstream: Upstream) -> anyh
             }
         }
     }
-    Ok(vec![
+    vec![
         Step {
             title: format!(
                 "delete the webhook configurations and APIServices still calling {title}'s namespace {}",
@@ -303,5 +374,5 @@ async fn remains(client: &Client, kinds: &mut Kinds, upstream: Upstream) -> anyh
             action: Action::Delete { objects: doomed.clone(), orphan: false, owner },
             wait: Some(Wait::Gone { objects: doomed }),
         },
-    ])
+    ]
 }

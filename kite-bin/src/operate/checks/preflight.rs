@@ -2,7 +2,7 @@
 //! version and nodes, its StorageClasses, the stack Kite runs on, and the
 //! SSH port the platform would expose.
 
-use super::plan::Check;
+use crate::operate::plan::Check;
 use anyhow::Context;
 use k8s_openapi::api::core::v1::{Node, Service};
 use k8s_openapi::api::storage::v1::StorageClass;
@@ -79,7 +79,7 @@ pub async fn storage_classes(client: &Client) -> anyhow::Result<Check> {
 
 /// Neither `--from DIR` nor `--skip-stack`: where the release files come from.
 pub fn no_release() -> Check {
-    let files: Vec<String> = super::stack::Upstream::all()
+    let files: Vec<String> = crate::operate::stack::Upstream::all()
         .iter()
         .flat_map(|u| u.files().into_iter().map(move |f| u.url(u.recommended, f)))
         .collect();

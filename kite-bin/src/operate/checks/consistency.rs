@@ -3,7 +3,7 @@
 //! KubeVirt `VirtualMachine`, and the platform's StorageClass as declared
 //! (the `StorageClassDrifted` condition the controller reports).
 
-use super::plan::Check;
+use crate::operate::plan::Check;
 use anyhow::Context;
 use k8s_openapi::api::core::v1::Namespace;
 use kite_core::api::{

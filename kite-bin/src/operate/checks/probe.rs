@@ -5,7 +5,7 @@
 //! been told. The host key is the `--ssh-address` check's business: this
 //! one signs in with a key, whose signature is bound to the connection.
 
-use super::plan::Check;
+use crate::operate::plan::Check;
 use russh::ChannelMsg;
 use russh::client::{self, AuthResult};
 use russh::keys::{PrivateKeyWithHashAlg, PublicKeyOrCertificate};
