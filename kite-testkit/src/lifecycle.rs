@@ -95,8 +95,8 @@ pub fn delete(
         return Ok(terminate_namespace(inner, store, key, object_key, object));
     }
     let mut held = finalizers(&object);
-    if crate::crd::is_crd_key(key) && !held.iter().any(|f| f == crate::crd::CLEANUP_FINALIZER) {
-        held.push(crate::crd::CLEANUP_FINALIZER.into());
+    if crate::crd_names::is_crd_key(key) && !held.iter().any(|f| f == crate::crd_names::CLEANUP_FINALIZER) {
+        held.push(crate::crd_names::CLEANUP_FINALIZER.into());
     }
     match policy {
         Propagation::Foreground if !held.iter().any(|f| f == FOREGROUND) => held.push(FOREGROUND.into()),

@@ -6,6 +6,11 @@ use crate::status::{ApiError, Cause};
 use base64::Engine;
 use serde_json::{Map, Value, json};
 
+/// The object's `metadata.name`; empty when it has none.
+pub(crate) fn name_of(object: &Value) -> &str {
+    object["metadata"]["name"].as_str().unwrap_or("")
+}
+
 /// Now, as Kubernetes writes timestamps (`2026-07-01T10:00:00Z`).
 pub fn now() -> String {
     jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()

@@ -6,7 +6,7 @@
 use crate::admission::call::{WebhookHandler, WebhookTarget};
 use crate::config::Config;
 use crate::faults::Faults;
-use crate::rbac::UserInfo;
+use crate::identity::UserInfo;
 use crate::registry::Registry;
 use crate::store::Store;
 use crate::validation::ObjectSchema;
@@ -33,7 +33,7 @@ pub(crate) struct Inner {
     /// In-process admission webhooks, by where their configurations reach them.
     pub webhooks: RwLock<HashMap<WebhookTarget, WebhookHandler>>,
     /// What answers on the instances' serial consoles, once installed.
-    pub consoles: RwLock<Option<crate::console::ConsoleBackend>>,
+    pub consoles: RwLock<Option<crate::console_backend::ConsoleBackend>>,
     /// The CA and TLS configuration, made when the server first serves HTTPS.
     pub pki: std::sync::OnceLock<Arc<crate::tls::Pki>>,
     /// The runtime background tasks (listeners, deletions, simulations) run on.
@@ -47,7 +47,7 @@ impl Inner {
     }
 
     /// The console backend, if one is installed.
-    pub fn consoles(&self) -> RwLockReadGuard<'_, Option<crate::console::ConsoleBackend>> {
+    pub fn consoles(&self) -> RwLockReadGuard<'_, Option<crate::console_backend::ConsoleBackend>> {
         self.consoles.read().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 

@@ -3,57 +3,21 @@
 
 use crate::admission::{self, Phase};
 use crate::apply::{self, Writer};
-pub use crate::field_validation::FieldValidation;
 use crate::field_validation::{decode_body, validate};
 use crate::lifecycle;
 use crate::meta;
+use crate::meta::name_of;
 use crate::registry::ResourceType;
 use crate::state::Inner;
 use crate::status::{ApiError, Cause};
 use crate::store::{ObjectKey, Store};
+use crate::write_context::WriteCtx;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-/// Who writes, and how.
-#[derive(Clone, Debug)]
-pub struct WriteCtx {
-    pub manager: String,
-    pub dry_run: bool,
-    pub field_validation: FieldValidation,
-    pub api_version: String,
-    pub subresource: Option<String>,
-    pub warnings: Vec<String>,
-    /// Whether the write records its ownership as an Update; an apply has recorded its own.
-    pub record_ownership: bool,
-    /// Whether admission webhooks see the write: a client's do, the server's own do not.
-    pub admit: bool,
-    /// Who writes, as admission webhooks are told.
-    pub user: crate::rbac::UserInfo,
-}
-
-impl WriteCtx {
-    pub fn internal(api_version: &str) -> Self {
-        Self {
-            manager: "kite-testkit".into(),
-            dry_run: false,
-            field_validation: FieldValidation::Ignore,
-            api_version: api_version.into(),
-            subresource: None,
-            warnings: Vec::new(),
-            record_ownership: true,
-            admit: false,
-            user: crate::server::admin(),
-        }
-    }
-
-    fn writer<'a>(&'a self, now: &'a str) -> Writer<'a> {
-        Writer { manager: &self.manager, subresource: self.subresource.as_deref(), api_version: &self.api_version, now }
-    }
-}
-
-/// The object's `metadata.name`; empty when it has none.
-pub(crate) fn name_of(object: &Value) -> &str {
-    object["metadata"]["name"].as_str().unwrap_or("")
+/// The ownership an update or an apply by `ctx` records, at `now`.
+fn writer<'a>(ctx: &'a WriteCtx, now: &'a str) -> Writer<'a> {
+    Writer { manager: &ctx.manager, subresource: ctx.subresource.as_deref(), api_version: &ctx.api_version, now }
 }
 
 /// Checks the namespace a namespaced object goes into: it must exist and not be terminating.
@@ -182,7 +146,7 @@ pub fn create(
         object["metadata"]["generation"] = json!(1);
     }
     if ctx.record_ownership {
-        apply::record_update(None, &mut object, resource, &ctx.writer(&now));
+        apply::record_update(None, &mut object, resource, &writer(ctx, &now));
     }
 
     let stored = {
@@ -324,7 +288,7 @@ pub fn commit(
     }
     let now = meta::now();
     if ctx.record_ownership {
-        apply::record_update(Some(old), &mut new, resource, &ctx.writer(&now));
+        apply::record_update(Some(old), &mut new, resource, &writer(ctx, &now));
     }
     new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
     if new == *old {
@@ -432,7 +396,7 @@ pub fn patch(
             if body["metadata"]["name"].as_str().is_some_and(|n| n != name) {
                 return Err(ApiError::bad_request("the name in the applied object does not match the name on the URL"));
             }
-            let mut object = apply::apply(None, body, resource, &ctx.writer(&now), force)?;
+            let mut object = apply::apply(None, body, resource, &writer(ctx, &now), force)?;
             object["metadata"]["name"] = json!(name);
             let mut apply_ctx = WriteCtx { record_ownership: false, ..ctx.clone() };
             let created = create(inner, resource, namespace, object, &mut apply_ctx);
@@ -445,7 +409,7 @@ pub fn patch(
                     if body["apiVersion"].is_null() || body["kind"].is_null() {
                         return Err(ApiError::bad_request("an applied object needs apiVersion and kind"));
                     }
-                    let mut applied = apply::apply(Some(&old), body, resource, &ctx.writer(&now), force)?;
+                    let mut applied = apply::apply(Some(&old), body, resource, &writer(ctx, &now), force)?;
                     applied["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
                     // The apply recorded its own ownership: commit() must not record an Update too.
                     let mut apply_ctx = WriteCtx { record_ownership: false, ..ctx.clone() };

@@ -37,7 +37,8 @@ pub mod workloads;
 pub use guest::{GuestConfig, GuestNetwork, GuestSsh, Guests, sshd_path, start_guests};
 
 use crate::state::Inner;
-use crate::write::{PatchKind, WriteCtx};
+use crate::write::PatchKind;
+use crate::write_context::WriteCtx;
 use crate::{Error, FakeApiServer};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex, Weak};

@@ -9,7 +9,7 @@
 
 use super::guest::{guest_dir, user_data};
 use super::guest_shell::{ShellUser, Terminal};
-use crate::console::{ConsoleBackend, ConsoleConnection};
+use crate::console_backend::{ConsoleBackend, ConsoleConnection};
 use crate::sim::name_of;
 use crate::state::Inner;
 use bytes::Bytes;
