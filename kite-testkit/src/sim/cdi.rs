@@ -1,10 +1,10 @@
 //! CDI's part: DataVolumes get a Bound PVC and go through the import or
 //! clone phases to `Succeeded`, with progress.
 
-use super::{
-    FAIL_ANNOTATION, Rules, SimulationConfig, condition, find, name_of, namespace_of, objects_where, owner_reference,
-    write,
-};
+use super::config::SimulationConfig;
+use super::object_fields::{condition, name_of, namespace_of, owner_reference};
+use super::rules::{FAIL_ANNOTATION, Rules};
+use super::store_io::{find, objects_where, write};
 use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;

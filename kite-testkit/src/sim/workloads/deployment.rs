@@ -4,9 +4,10 @@
 //! modelled), and the Deployment's `status` with the conditions and reasons
 //! of `pkg/controller/deployment/util`.
 
-use super::{controlled_by, desired_replicas, is_deleting, report};
+use super::pods::{controlled_by, desired_replicas, is_deleting, report};
 use crate::meta::SAFE_ALPHABET as SAFE;
-use crate::sim::{condition, name_of, namespace_of, objects, owner_reference, write};
+use crate::sim::object_fields::{condition, name_of, namespace_of, owner_reference};
+use crate::sim::store_io::{objects, write};
 use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;
