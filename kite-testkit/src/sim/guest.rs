@@ -299,7 +299,7 @@ fn boot_sshd(
         home = home.display()
     );
     let extra = format!("AllowUsers {}\n{shell}", config.login_user);
-    std::fs::write(dir.join("sshd_config"), crate::openssh::sshd_config_at(dir, address, &extra))
+    std::fs::write(dir.join("sshd_config"), crate::support::openssh::sshd_config_at(dir, address, &extra))
         .map_err(|e| format!("cannot write the sshd configuration: {e}"))?;
     let log = std::fs::File::create(dir.join("sshd.log")).map_err(|e| format!("cannot create the sshd log: {e}"))?;
     Command::new(sshd)
