@@ -61,35 +61,90 @@ pub fn create(
         return Err(ApiError::bad_request("the request body must be a JSON object"));
     }
     decode_body(inner, resource, &mut object, ctx)?;
-    let body_namespace = object["metadata"]["namespace"].as_str().map(String::from);
+    check_body_namespace(resource, &object, namespace)?;
+    name_or_generate(resource, &mut object)?;
+    let name = name_of(&object).to_string();
+    meta::check_name(resource, &name)?;
+    let key = object_key(resource, namespace, &name)?;
+    drop_server_fields(resource, ctx, &key, &mut object);
+    if crate::crd::is_terminating(inner, resource) {
+        return Err(ApiError::new(
+            http::StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            "create not allowed while custom resource definition is terminating",
+        ));
+    }
+    meta::builtin_defaults(resource, &mut object, true);
+    if ctx.admit {
+        let store = inner.store();
+        let request = admission::Request::of_write(ctx, "CREATE", resource, &key.0, &name, None);
+        admission::admit(inner, &store, Phase::Mutating, &request, &mut object)?;
+    }
+    crate::crd::check_crd(resource, &object)?;
+    validate(inner, resource, &mut object, None, ctx)?;
+    if ctx.admit {
+        let store = inner.store();
+        let request = admission::Request::of_write(ctx, "CREATE", resource, &key.0, &name, None);
+        admission::admit(inner, &store, Phase::Validating, &request, &mut object)?;
+    }
+    stamp_created(resource, ctx, &mut object);
+    let stored = {
+        let mut store = inner.store();
+        if resource.namespaced {
+            check_namespace(&store, resource, &key.0)?;
+        }
+        if store.get(&resource.key(), &key).is_some() {
+            return Err(ApiError::already_exists(&resource.qualified_plural(), &name));
+        }
+        if ctx.dry_run {
+            return Ok(object);
+        }
+        store.insert(&resource.key(), key, object)
+    };
+    crate::crd::after_write(inner, resource, &stored);
+    Ok(stored)
+}
+
+/// Refuses a body whose namespace is not the request's.
+fn check_body_namespace(resource: &ResourceType, object: &Value, namespace: Option<&str>) -> Result<(), ApiError> {
+    let body_namespace = object["metadata"]["namespace"].as_str();
     if resource.namespaced
-        && let (Some(body), Some(path)) = (&body_namespace, namespace)
+        && let (Some(body), Some(path)) = (body_namespace, namespace)
         && body != path
     {
         return Err(ApiError::bad_request(
             "the namespace of the provided object does not match the namespace sent on the request",
         ));
     }
-    if object["metadata"]["name"].as_str().is_none_or(str::is_empty) {
-        match object["metadata"]["generateName"].as_str() {
-            Some(prefix) if !prefix.is_empty() => object["metadata"]["name"] = json!(meta::generate_name(prefix)),
-            _ => {
-                return Err(ApiError::invalid(
-                    &resource.kind,
-                    &resource.group,
-                    "",
-                    vec![Cause {
-                        reason: "FieldValueRequired".into(),
-                        message: "Required value: name or generateName is required".into(),
-                        field: "metadata.name".into(),
-                    }],
-                ));
-            }
-        }
+    Ok(())
+}
+
+/// Names an object without a name from its `generateName`, or refuses it.
+fn name_or_generate(resource: &ResourceType, object: &mut Value) -> Result<(), ApiError> {
+    if object["metadata"]["name"].as_str().is_some_and(|name| !name.is_empty()) {
+        return Ok(());
     }
-    let name = name_of(&object).to_string();
-    meta::check_name(resource, &name)?;
-    let key = object_key(resource, namespace, &name)?;
+    match object["metadata"]["generateName"].as_str() {
+        Some(prefix) if !prefix.is_empty() => {
+            object["metadata"]["name"] = json!(meta::generate_name(prefix));
+            Ok(())
+        }
+        _ => Err(ApiError::invalid(
+            &resource.kind,
+            &resource.group,
+            "",
+            vec![Cause {
+                reason: "FieldValueRequired".into(),
+                message: "Required value: name or generateName is required".into(),
+                field: "metadata.name".into(),
+            }],
+        )),
+    }
+}
+
+/// Drops what the server sets on a new object (uid, versions, timestamps,
+/// status behind its subresource), and writes its apiVersion, kind and namespace.
+fn drop_server_fields(resource: &ResourceType, ctx: &WriteCtx, key: &ObjectKey, object: &mut Value) {
     object["apiVersion"] = json!(ctx.api_version);
     object["kind"] = json!(resource.kind);
     if let Some(metadata) = object["metadata"].as_object_mut() {
@@ -119,26 +174,10 @@ pub fn create(
     {
         map.remove("status");
     }
-    if crate::crd::is_terminating(inner, resource) {
-        return Err(ApiError::new(
-            http::StatusCode::METHOD_NOT_ALLOWED,
-            "MethodNotAllowed",
-            "create not allowed while custom resource definition is terminating",
-        ));
-    }
-    meta::builtin_defaults(resource, &mut object, true);
-    if ctx.admit {
-        let store = inner.store();
-        let request = admission::Request::of_write(ctx, "CREATE", resource, &key.0, &name, None);
-        admission::admit(inner, &store, Phase::Mutating, &request, &mut object)?;
-    }
-    crate::crd::check_crd(resource, &object)?;
-    validate(inner, resource, &mut object, None, ctx)?;
-    if ctx.admit {
-        let store = inner.store();
-        let request = admission::Request::of_write(ctx, "CREATE", resource, &key.0, &name, None);
-        admission::admit(inner, &store, Phase::Validating, &request, &mut object)?;
-    }
+}
+
+/// Gives a new object its uid, creation time and first generation, and records its ownership.
+fn stamp_created(resource: &ResourceType, ctx: &WriteCtx, object: &mut Value) {
     let now = meta::now();
     object["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
     object["metadata"]["creationTimestamp"] = json!(now);
@@ -146,24 +185,8 @@ pub fn create(
         object["metadata"]["generation"] = json!(1);
     }
     if ctx.record_ownership {
-        apply::record_update(None, &mut object, resource, &writer(ctx, &now));
+        apply::record_update(None, object, resource, &writer(ctx, &now));
     }
-
-    let stored = {
-        let mut store = inner.store();
-        if resource.namespaced {
-            check_namespace(&store, resource, &key.0)?;
-        }
-        if store.get(&resource.key(), &key).is_some() {
-            return Err(ApiError::already_exists(&resource.qualified_plural(), &name));
-        }
-        if ctx.dry_run {
-            return Ok(object);
-        }
-        store.insert(&resource.key(), key, object)
-    };
-    crate::crd::after_write(inner, resource, &stored);
-    Ok(stored)
 }
 
 /// Creates an object from inside the server (bootstrap, the builder's helpers).
@@ -194,80 +217,12 @@ pub fn commit(
     ctx: &mut WriteCtx,
 ) -> Result<Value, ApiError> {
     let name = key.1.clone();
-    if !new.is_object() {
-        return Err(ApiError::bad_request("the object must be a JSON object"));
-    }
-    if let Some(rv) = new["metadata"]["resourceVersion"].as_str()
-        && Some(rv) != old["metadata"]["resourceVersion"].as_str()
-    {
-        return Err(ApiError::conflict(&resource.qualified_plural(), &name));
-    }
-    if new["metadata"]["name"].as_str().is_some_and(|n| n != name) {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({}) does not match the name on the URL ({name})",
-            new["metadata"]["name"].as_str().unwrap_or("")
-        )));
-    }
-    let status_write = ctx.subresource.as_deref() == Some("status");
-    if status_write {
-        // Only status changes, and the managed fields that record it.
-        let mut merged = old.clone();
-        merged["status"] = new.get("status").cloned().unwrap_or(Value::Null);
-        merged["metadata"]["managedFields"] = new["metadata"]["managedFields"].clone();
-        if merged["status"].is_null()
-            && let Some(m) = merged.as_object_mut()
-        {
-            m.remove("status");
-        }
-        new = merged;
+    check_update_target(resource, &name, old, &new)?;
+    if ctx.subresource.as_deref() == Some("status") {
+        new = status_write(old, &new);
     } else {
-        if resource.status_subresource {
-            match old.get("status") {
-                Some(status) => new["status"] = status.clone(),
-                None => {
-                    if let Some(m) = new.as_object_mut() {
-                        m.remove("status");
-                    }
-                }
-            }
-        }
-        for kept in [
-            "uid",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "generation",
-            "namespace",
-            "name",
-        ] {
-            match old["metadata"].get(kept) {
-                Some(value) => new["metadata"][kept] = value.clone(),
-                None => {
-                    if let Some(m) = new["metadata"].as_object_mut() {
-                        m.remove(kept);
-                    }
-                }
-            }
-        }
-        let old_finalizers = old["metadata"]["finalizers"].as_array().cloned().unwrap_or_default();
-        if !old["metadata"]["deletionTimestamp"].is_null() {
-            let added: Vec<&Value> = new["metadata"]["finalizers"]
-                .as_array()
-                .map(|f| f.iter().filter(|x| !old_finalizers.contains(x)).collect())
-                .unwrap_or_default();
-            if !added.is_empty() {
-                return Err(ApiError::invalid(
-                    &resource.kind,
-                    &resource.group,
-                    &name,
-                    vec![Cause {
-                        reason: "FieldValueForbidden".into(),
-                        message: "Forbidden: no new finalizers can be added if the object is being deleted".into(),
-                        field: "metadata.finalizers".into(),
-                    }],
-                ));
-            }
-        }
+        keep_server_fields(resource, old, &mut new);
+        check_no_new_finalizers(resource, &name, old, &new)?;
     }
     new["apiVersion"] = json!(ctx.api_version);
     new["kind"] = json!(resource.kind);
@@ -291,20 +246,112 @@ pub fn commit(
         apply::record_update(Some(old), &mut new, resource, &writer(ctx, &now));
     }
     new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
-    if new == *old {
+    if new == *old || ctx.dry_run {
         return Ok(new);
     }
-    if ctx.dry_run {
-        return Ok(new);
+    Ok(store_update(inner, store, resource, key, new))
+}
+
+/// Refuses an update that is not an object, is of another resourceVersion
+/// than the stored one, or names another object than the URL.
+fn check_update_target(resource: &ResourceType, name: &str, old: &Value, new: &Value) -> Result<(), ApiError> {
+    if !new.is_object() {
+        return Err(ApiError::bad_request("the object must be a JSON object"));
     }
+    if let Some(rv) = new["metadata"]["resourceVersion"].as_str()
+        && Some(rv) != old["metadata"]["resourceVersion"].as_str()
+    {
+        return Err(ApiError::conflict(&resource.qualified_plural(), name));
+    }
+    if new["metadata"]["name"].as_str().is_some_and(|n| n != name) {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({}) does not match the name on the URL ({name})",
+            new["metadata"]["name"].as_str().unwrap_or("")
+        )));
+    }
+    Ok(())
+}
+
+/// A write to the status subresource: the stored object with only its
+/// status, and the managed fields that record it, taken from `new`.
+fn status_write(old: &Value, new: &Value) -> Value {
+    let mut merged = old.clone();
+    merged["status"] = new.get("status").cloned().unwrap_or(Value::Null);
+    merged["metadata"]["managedFields"] = new["metadata"]["managedFields"].clone();
+    if merged["status"].is_null()
+        && let Some(m) = merged.as_object_mut()
+    {
+        m.remove("status");
+    }
+    merged
+}
+
+/// Keeps what an update may not change: the status behind its subresource,
+/// and the metadata the server owns.
+fn keep_server_fields(resource: &ResourceType, old: &Value, new: &mut Value) {
+    if resource.status_subresource {
+        match old.get("status") {
+            Some(status) => new["status"] = status.clone(),
+            None => {
+                if let Some(m) = new.as_object_mut() {
+                    m.remove("status");
+                }
+            }
+        }
+    }
+    for kept in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+        "namespace",
+        "name",
+    ] {
+        match old["metadata"].get(kept) {
+            Some(value) => new["metadata"][kept] = value.clone(),
+            None => {
+                if let Some(m) = new["metadata"].as_object_mut() {
+                    m.remove(kept);
+                }
+            }
+        }
+    }
+}
+
+/// Refuses finalizers added to an object being deleted.
+fn check_no_new_finalizers(resource: &ResourceType, name: &str, old: &Value, new: &Value) -> Result<(), ApiError> {
+    if old["metadata"]["deletionTimestamp"].is_null() {
+        return Ok(());
+    }
+    let old_finalizers = old["metadata"]["finalizers"].as_array().cloned().unwrap_or_default();
+    let added = new["metadata"]["finalizers"].as_array().is_some_and(|f| f.iter().any(|x| !old_finalizers.contains(x)));
+    if !added {
+        return Ok(());
+    }
+    Err(ApiError::invalid(
+        &resource.kind,
+        &resource.group,
+        name,
+        vec![Cause {
+            reason: "FieldValueForbidden".into(),
+            message: "Forbidden: no new finalizers can be added if the object is being deleted".into(),
+            field: "metadata.finalizers".into(),
+        }],
+    ))
+}
+
+/// Stores an updated object, or removes it (and collects its garbage) once
+/// it is being deleted and its last finalizer is gone.
+fn store_update(inner: &Arc<Inner>, store: &mut Store, resource: &ResourceType, key: &ObjectKey, new: Value) -> Value {
     let deleting = !new["metadata"]["deletionTimestamp"].is_null();
     let no_finalizers = new["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
     if deleting && no_finalizers {
         let removed = store.remove(&resource.key(), key).unwrap_or(new);
         lifecycle::collect_garbage(inner, store);
-        return Ok(removed);
+        return removed;
     }
-    Ok(store.replace(&resource.key(), key.clone(), new))
+    store.replace(&resource.key(), key.clone(), new)
 }
 
 /// Replaces an object (PUT).
@@ -372,7 +419,7 @@ pub fn patch(
     request: PatchRequest<'_>,
     ctx: &mut WriteCtx,
 ) -> Result<Value, ApiError> {
-    let PatchRequest { kind, body, force } = request;
+    let PatchRequest { kind, body, .. } = request;
     let key = object_key(resource, namespace, name)?;
     if kind == PatchKind::Strategic && resource.crd_name.is_some() {
         return Err(ApiError::new(
@@ -386,37 +433,17 @@ pub fn patch(
         let mut store = inner.store();
         let old = store.get(&resource.key(), &key).cloned();
         let Some(old) = old else {
-            if kind != PatchKind::Apply {
-                return Err(ApiError::not_found(&resource.qualified_plural(), name));
-            }
-            if ctx.subresource.is_some() {
-                return Err(ApiError::not_found(&resource.qualified_plural(), name));
-            }
             drop(store);
-            if body["metadata"]["name"].as_str().is_some_and(|n| n != name) {
-                return Err(ApiError::bad_request("the name in the applied object does not match the name on the URL"));
-            }
-            let mut object = apply::apply(None, body, resource, &writer(ctx, &now), force)?;
-            object["metadata"]["name"] = json!(name);
-            let mut apply_ctx = WriteCtx { record_ownership: false, ..ctx.clone() };
-            let created = create(inner, resource, namespace, object, &mut apply_ctx);
-            ctx.warnings = apply_ctx.warnings;
-            return created;
+            return create_by_apply(inner, resource, namespace, name, request, ctx, &now);
         };
         let new = match kind {
             PatchKind::Apply => {
-                let stored = {
-                    if body["apiVersion"].is_null() || body["kind"].is_null() {
-                        return Err(ApiError::bad_request("an applied object needs apiVersion and kind"));
-                    }
-                    let mut applied = apply::apply(Some(&old), body, resource, &writer(ctx, &now), force)?;
-                    applied["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
-                    // The apply recorded its own ownership: commit() must not record an Update too.
-                    let mut apply_ctx = WriteCtx { record_ownership: false, ..ctx.clone() };
-                    let result = commit(inner, &mut store, resource, &key, &old, applied, &mut apply_ctx);
-                    ctx.warnings = apply_ctx.warnings;
-                    result?
-                };
+                let applied = applied_object(&old, request, resource, ctx, &now)?;
+                // The apply recorded its own ownership: commit() must not record an Update too.
+                let mut apply_ctx = WriteCtx { record_ownership: false, ..ctx.clone() };
+                let result = commit(inner, &mut store, resource, &key, &old, applied, &mut apply_ctx);
+                ctx.warnings = apply_ctx.warnings;
+                let stored = result?;
                 drop(store);
                 crate::crd::after_write(inner, resource, &stored);
                 return Ok(stored);
@@ -445,4 +472,46 @@ pub fn patch(
     };
     crate::crd::after_write(inner, resource, &stored);
     Ok(stored)
+}
+
+/// A patch of a missing object: a server-side apply creates it, any other patch is `404`.
+fn create_by_apply(
+    inner: &Arc<Inner>,
+    resource: &Arc<ResourceType>,
+    namespace: Option<&str>,
+    name: &str,
+    request: PatchRequest<'_>,
+    ctx: &mut WriteCtx,
+    now: &str,
+) -> Result<Value, ApiError> {
+    let PatchRequest { kind, body, force } = request;
+    if kind != PatchKind::Apply || ctx.subresource.is_some() {
+        return Err(ApiError::not_found(&resource.qualified_plural(), name));
+    }
+    if body["metadata"]["name"].as_str().is_some_and(|n| n != name) {
+        return Err(ApiError::bad_request("the name in the applied object does not match the name on the URL"));
+    }
+    let mut object = apply::apply(None, body, resource, &writer(ctx, now), force)?;
+    object["metadata"]["name"] = json!(name);
+    let mut apply_ctx = WriteCtx { record_ownership: false, ..ctx.clone() };
+    let created = create(inner, resource, namespace, object, &mut apply_ctx);
+    ctx.warnings = apply_ctx.warnings;
+    created
+}
+
+/// `old` with a server-side apply of `request` merged in, at the stored resourceVersion.
+fn applied_object(
+    old: &Value,
+    request: PatchRequest<'_>,
+    resource: &ResourceType,
+    ctx: &WriteCtx,
+    now: &str,
+) -> Result<Value, ApiError> {
+    let PatchRequest { body, force, .. } = request;
+    if body["apiVersion"].is_null() || body["kind"].is_null() {
+        return Err(ApiError::bad_request("an applied object needs apiVersion and kind"));
+    }
+    let mut applied = apply::apply(Some(old), body, resource, &writer(ctx, now), force)?;
+    applied["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+    Ok(applied)
 }
