@@ -52,6 +52,7 @@ mod handlers;
 // lifecycle of deletions, CRDs and APIServices.
 pub mod admission;
 mod apiservice;
+mod commit;
 mod crd;
 mod fault_injection;
 mod field_validation;
@@ -102,6 +103,7 @@ mod identity;
 mod request_attributes;
 mod selector;
 mod status;
+mod webhook_target;
 mod write_context;
 
 // Test helpers beside the server (they import nothing of it).

@@ -1,5 +1,6 @@
 //! What the server itself fills in on objects: identity, timestamps,
-//! generation, and the defaults of the built-in kinds it needs.
+//! generation, and the defaults of the built-in kinds it needs; and the
+//! name an object carries ([`name_of`]).
 
 use crate::registry::ResourceType;
 use crate::status::{ApiError, Cause};

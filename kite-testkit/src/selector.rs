@@ -1,4 +1,5 @@
-//! Label selectors and field selectors, as list and watch requests carry them.
+//! Label selectors and field selectors, as list and watch requests carry them,
+//! and a `LabelSelector` object written as their text. It imports nothing of the crate.
 
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -1,7 +1,6 @@
 //! The handle tests hold, [`FakeApiServer`], and its [`Builder`]. The state
 //! behind the handle is in the `state` module.
 
-use crate::admission::call::{WebhookHandler, WebhookTarget};
 use crate::config::Config;
 use crate::faults::{Fault, Faults, RequestRecord};
 use crate::identity::{ADMIN, AuthorizationMode, UserInfo, admin};
@@ -9,6 +8,7 @@ use crate::registry::Registry;
 use crate::state::Inner;
 use crate::status::ApiError;
 use crate::store::Store;
+use crate::webhook_target::{WebhookHandler, WebhookTarget};
 use crate::{Error, builtins, handlers};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};

@@ -1,15 +1,18 @@
 //! The shared state of a fake API server, [`Inner`]: the object store, the
-//! served types, the injected faults and the configuration. Every request
+//! served types, the injected faults, the configuration, the bearer tokens,
+//! the in-process webhooks, the console backend and the CA. Every request
 //! handler, the lifecycle and the simulation work on it; it depends on none
-//! of them.
+//! of them, only on the store, the registry, validation, TLS and the ground
+//! floor below them (identity, configuration, faults, webhook targets, the
+//! console backend).
 
-use crate::admission::call::{WebhookHandler, WebhookTarget};
 use crate::config::Config;
 use crate::faults::Faults;
 use crate::identity::UserInfo;
 use crate::registry::Registry;
 use crate::store::Store;
 use crate::validation::ObjectSchema;
+use crate::webhook_target::{WebhookHandler, WebhookTarget};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 

@@ -2,10 +2,10 @@
 //! Services, APIServices, webhook configurations, CRDs) and remove, their
 //! finalizers, and whether what they run is up.
 
-use crate::admission::call::WebhookTarget;
 use crate::sim::object_fields::{name_of, namespace_of};
 use crate::sim::store_io::{delete, find, write};
 use crate::state::Inner;
+use crate::webhook_target::WebhookTarget;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
