@@ -43,10 +43,9 @@ pub use config::{SimulationConfig, StackSimulation};
 pub use guest::{GuestConfig, GuestNetwork, GuestSsh, Guests, sshd_path, start_guests};
 pub use rules::{FAIL_ANNOTATION, STUCK_ANNOTATION};
 
-use rules::Rules;
-
 use crate::state::Inner;
 use crate::{Error, FakeApiServer};
+use rules::Rules;
 use std::sync::{Arc, Mutex, Weak};
 
 /// The running simulation; it stops when dropped.
