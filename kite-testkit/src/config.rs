@@ -14,7 +14,7 @@ pub struct Config {
     /// How often a watch that asked for bookmarks gets one.
     pub bookmark_interval: Duration,
     /// How requests are authorized.
-    pub authorization: crate::rbac::AuthorizationMode,
+    pub authorization: crate::identity::AuthorizationMode,
 }
 
 impl Default for Config {
@@ -23,7 +23,7 @@ impl Default for Config {
             namespace_termination: Duration::from_millis(200),
             event_log_limit: 100_000,
             bookmark_interval: Duration::from_secs(1),
-            authorization: crate::rbac::AuthorizationMode::AlwaysAllow,
+            authorization: crate::identity::AuthorizationMode::AlwaysAllow,
         }
     }
 }

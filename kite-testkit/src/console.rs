@@ -14,8 +14,10 @@
 //! reach the instance's handler. An accepted request is logged (as
 //! `get virtualmachineinstances/console`) and injected faults apply to it.
 
+pub use crate::console_backend::{ConsoleBackend, ConsoleConnection, PLAIN_PROTOCOL};
+
 use crate::faults::{RequestRecord, Verb};
-use crate::sim::find;
+use crate::read::find;
 use crate::state::Inner;
 use crate::status::ApiError;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
@@ -27,31 +29,9 @@ use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
-/// The WebSocket subprotocol of KubeVirt's console and VNC subresources.
-pub const PLAIN_PROTOCOL: &str = "plain.kubevirt.io";
-
 /// The path the console subresource is served at, in axum's syntax.
 pub(crate) const ROUTE: &str =
     "/apis/subresources.kubevirt.io/v1/namespaces/{namespace}/virtualmachineinstances/{name}/console";
-
-/// One client on an instance's serial port, handed to the [`ConsoleBackend`].
-#[derive(Debug)]
-pub struct ConsoleConnection {
-    /// The instance's namespace.
-    pub namespace: String,
-    /// The instance's name.
-    pub name: String,
-    /// The instance as stored when the client connected.
-    pub instance: Value,
-    /// What the client sends to the serial port; ends when the client goes.
-    pub input: mpsc::Receiver<Bytes>,
-    /// What the serial port shows the client; dropping it closes the connection.
-    pub output: mpsc::Sender<Bytes>,
-}
-
-/// What answers on the serial ports: called once per connection, it must
-/// return at once (spawn what runs).
-pub type ConsoleBackend = Arc<dyn Fn(ConsoleConnection) + Send + Sync>;
 
 /// `409 Conflict` as virt-api words it for an instance that is not running.
 fn not_running(name: &str) -> ApiError {
@@ -80,7 +60,7 @@ pub(crate) async fn serve(
                 field_manager: None,
                 user,
             };
-            crate::handlers::inject_faults(&inner, record).await.map(|()| (instance, backend))
+            crate::fault_injection::inject_faults(&inner, record).await.map(|()| (instance, backend))
         }
         Err(error) => Err(error),
     };
@@ -113,7 +93,7 @@ fn check(
 ) -> Result<(Value, ConsoleBackend, Option<String>), ApiError> {
     let peer = peer.and_then(|axum::Extension(crate::tls::PeerUser(user))| user);
     let user = crate::rbac::requester(inner, headers, peer)?;
-    let request = crate::rbac::Attributes {
+    let request = crate::request_attributes::Attributes {
         verb: "get",
         group: "subresources.kubevirt.io",
         resource: "virtualmachineinstances",

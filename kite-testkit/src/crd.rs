@@ -2,6 +2,7 @@
 //! its schema, status subresource and printer columns; a deleted one stops,
 //! and its objects go.
 
+use crate::crd_names::CLEANUP_FINALIZER;
 use crate::registry::{ResourceKey, ResourceType, ScalePaths};
 use crate::state::Inner;
 use crate::status::{ApiError, Cause};
@@ -181,14 +182,6 @@ fn rename_waiting(inner: &Arc<Inner>, resource: &ResourceType, group: &str) {
 
 fn withdraw(inner: &Arc<Inner>, crd_name: &str) {
     inner.registry_mut().withdraw(crd_name);
-}
-
-/// The finalizer the API server puts on a CRD being deleted, held until its objects are gone.
-pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
-
-/// Whether `key` is the store of CustomResourceDefinitions.
-pub fn is_crd_key(key: &ResourceKey) -> bool {
-    key.group == "apiextensions.k8s.io" && key.plural == "customresourcedefinitions"
 }
 
 /// Whether the CRD that serves `resource` is being deleted (then its objects cannot be created).

@@ -2,12 +2,21 @@
 //! controller decides them (`apiextensions-apiserver/pkg/controller/status/naming_controller.go`):
 //! a name another CRD of the same group has already been given is refused,
 //! with `NamesAccepted` `False` and the reason of the last conflict found,
-//! and a CRD whose names are not all accepted is not served.
+//! and a CRD whose names are not all accepted is not served. It also names
+//! the store of CRDs and the finalizer that holds a CRD being deleted.
 
 use crate::registry::ResourceKey;
 use crate::store::Store;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
+
+/// The finalizer the API server puts on a CRD being deleted, held until its objects are gone.
+pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+/// Whether `key` is the store of CustomResourceDefinitions.
+pub fn is_crd_key(key: &ResourceKey) -> bool {
+    key.group == "apiextensions.k8s.io" && key.plural == "customresourcedefinitions"
+}
 
 /// What the naming controller decided for one CRD.
 pub(crate) struct Naming {

@@ -4,23 +4,13 @@
 //! upstream schema, a built-in object as its Go type decodes it; unknown
 //! fields are refused, warned about or dropped as the request asks.
 
+use crate::meta::name_of;
 use crate::protobuf;
 use crate::registry::ResourceType;
 use crate::state::Inner;
 use crate::status::ApiError;
-use crate::write::{WriteCtx, name_of};
+use crate::write_context::{FieldValidation, WriteCtx};
 use serde_json::Value;
-
-/// `fieldValidation`: what to do with unknown fields.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FieldValidation {
-    /// Refuse the request.
-    Strict,
-    /// Drop them and warn (the server's default).
-    Warn,
-    /// Drop them.
-    Ignore,
-}
 
 /// Validates against the type's schema and drops unknown fields as asked.
 pub fn validate(

@@ -34,54 +34,93 @@
 //! ```
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+// The modules in the layers scripts/layers.toml lists, top first: each
+// imports only from its own layer or those below.
+
+// The simulation, which drives a server through its handle.
+pub mod sim;
+
+// The server's handle and its assembly.
+mod server;
+
+// The HTTP layer: the router, the resource handlers, the console subresource.
+pub mod console;
+mod handlers;
+
+// Reading, writing and watching, and what a request goes through on the way:
+// authorization, admission, field validation, the injected faults, the
+// lifecycle of deletions, CRDs and APIServices.
 pub mod admission;
 mod apiservice;
-mod apply;
-mod builtins;
-mod config;
-pub mod console;
+mod commit;
 mod crd;
-mod crd_names;
-mod discovery;
-mod error;
-mod faults;
+mod fault_injection;
 mod field_validation;
-pub mod fixtures;
-mod handlers;
-pub mod kubeconfig;
 mod lifecycle;
-mod list_kind;
-mod meta;
-pub mod moto;
-pub mod netns;
-mod openapi;
-pub mod openssh;
-mod patch;
-pub mod process_group;
-mod quantities;
-
-mod path;
-mod protobuf;
 pub mod rbac;
 mod read;
-mod registry;
 mod scale;
-mod selector;
-mod server;
+mod watch;
+mod write;
+
+// The shared state of a server.
+mod state;
+
+// What the API speaks and serves: object metadata, patches and applies,
+// the shapes, tables, protobuf and discovery documents, the built-in and
+// upstream types, TLS and kubeconfigs.
+mod apply;
+mod builtins;
+mod crd_names;
+mod discovery;
+pub mod kubeconfig;
+mod meta;
+mod openapi;
+mod patch;
+mod path;
+mod protobuf;
+mod quantities;
 mod service_routes;
 mod shape;
-pub mod sim;
-pub mod stack_release;
-mod state;
-mod status;
-mod store;
 mod table;
 pub mod tls;
 pub mod upstream;
-mod validation;
-mod watch;
 mod workload_defaults;
-mod write;
+
+// The object store, the registry of served types, and schema validation.
+mod list_kind;
+mod registry;
+mod store;
+mod validation;
+
+// The ground floor: the definitions everything above uses, importing
+// nothing of the crate but each other.
+mod config;
+mod console_backend;
+mod error;
+mod faults;
+mod identity;
+mod request_attributes;
+mod selector;
+mod status;
+mod webhook_target;
+mod write_context;
+
+// Test helpers beside the server (they import nothing of it).
+mod support;
+
+/// The support module's object builders and bounded wait (`support/fixtures.rs`).
+pub use support::fixtures;
+/// The support module's moto S3 server (`support/moto.rs`).
+pub use support::moto;
+/// The support module's network namespaces (`support/netns.rs`).
+pub use support::netns;
+/// The support module's OpenSSH peers (`support/openssh.rs`).
+pub use support::openssh;
+/// The support module's process-group signals (`support/process_group.rs`).
+pub use support::process_group;
+/// The support module's stack release files (`support/stack_release.rs`).
+pub use support::stack_release;
 
 pub use config::Config;
 pub use error::Error;

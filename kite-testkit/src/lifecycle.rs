@@ -95,8 +95,8 @@ pub fn delete(
         return Ok(terminate_namespace(inner, store, key, object_key, object));
     }
     let mut held = finalizers(&object);
-    if crate::crd::is_crd_key(key) && !held.iter().any(|f| f == crate::crd::CLEANUP_FINALIZER) {
-        held.push(crate::crd::CLEANUP_FINALIZER.into());
+    if crate::crd_names::is_crd_key(key) && !held.iter().any(|f| f == crate::crd_names::CLEANUP_FINALIZER) {
+        held.push(crate::crd_names::CLEANUP_FINALIZER.into());
     }
     match policy {
         Propagation::Foreground if !held.iter().any(|f| f == FOREGROUND) => held.push(FOREGROUND.into()),
@@ -310,9 +310,35 @@ pub fn collect_garbage(inner: &Arc<Inner>, store: &mut Store) {
     tracing::warn!("garbage collection did not settle after 1000 passes");
 }
 
+/// Where each stored object is, by uid.
+type Uids = HashMap<String, (ResourceKey, ObjectKey)>;
+/// The objects that name each owner uid.
+type Dependents = HashMap<String, Vec<(ResourceKey, ObjectKey)>>;
+
+/// One pass: the first change the collector finds, made; whether it found one.
 fn gc_pass(inner: &Arc<Inner>, store: &mut Store) -> bool {
-    let mut uids: HashMap<String, (ResourceKey, ObjectKey)> = HashMap::new();
-    let mut dependents: HashMap<String, Vec<(ResourceKey, ObjectKey)>> = HashMap::new();
+    let (uids, dependents) = index_owners(store);
+    for key in store.keys() {
+        let objects: Vec<(ObjectKey, Value)> = store.list(&key).map(|(k, v)| (k.clone(), v.clone())).collect();
+        for (object_key, object) in objects {
+            if settle_owner_references(inner, store, &uids, &key, &object_key, &object) {
+                return true;
+            }
+            if object["metadata"]["deletionTimestamp"].is_null() {
+                continue;
+            }
+            if finish_deleting_owner(inner, store, &dependents, &key, &object_key, object) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Every stored object by uid, and the dependents of each owner uid.
+fn index_owners(store: &Store) -> (Uids, Dependents) {
+    let mut uids = Uids::new();
+    let mut dependents = Dependents::new();
     for key in store.keys() {
         for (object_key, object) in store.list(&key) {
             if let Some(uid) = object["metadata"]["uid"].as_str() {
@@ -325,78 +351,100 @@ fn gc_pass(inner: &Arc<Inner>, store: &mut Store) -> bool {
             }
         }
     }
-    for key in store.keys() {
-        let objects: Vec<(ObjectKey, Value)> = store.list(&key).map(|(k, v)| (k.clone(), v.clone())).collect();
-        for (object_key, object) in objects {
-            let owners: Vec<String> = object["metadata"]["ownerReferences"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|o| o["uid"].as_str().map(String::from))
-                .collect();
-            if !owners.is_empty() {
-                let live: Vec<&String> = owners.iter().filter(|uid| uids.contains_key(*uid)).collect();
-                if live.is_empty() {
-                    if object["metadata"]["deletionTimestamp"].is_null() {
-                        let _ = delete(inner, store, &key, &object_key, DeleteOptions::BACKGROUND);
-                        return true;
-                    }
-                } else if live.len() < owners.len() {
-                    let mut pruned = object.clone();
-                    if let Some(refs) = pruned["metadata"]["ownerReferences"].as_array_mut() {
-                        refs.retain(|o| o["uid"].as_str().is_some_and(|u| uids.contains_key(u)));
-                    }
-                    store.replace(&key, object_key.clone(), pruned);
-                    return true;
-                }
-            }
-            if object["metadata"]["deletionTimestamp"].is_null() {
-                continue;
-            }
-            let held = finalizers(&object);
-            let uid = object["metadata"]["uid"].as_str().unwrap_or("").to_string();
-            let own_dependents = dependents.get(&uid).cloned().unwrap_or_default();
-            if held.iter().any(|f| f == ORPHAN) {
-                for (dep_key, dep_object_key) in &own_dependents {
-                    if let Some(dep) = store.get(dep_key, dep_object_key).cloned() {
-                        let mut released = dep.clone();
-                        if let Some(refs) = released["metadata"]["ownerReferences"].as_array_mut() {
-                            refs.retain(|o| o["uid"].as_str() != Some(uid.as_str()));
-                        }
-                        store.replace(dep_key, dep_object_key.clone(), released);
-                    }
-                }
-                release_finalizer(store, &key, &object_key, object, ORPHAN);
-                return true;
-            }
-            if held.iter().any(|f| f == FOREGROUND) {
-                if own_dependents.is_empty() {
-                    release_finalizer(store, &key, &object_key, object, FOREGROUND);
-                    return true;
-                }
-                let mut changed = false;
-                for (dep_key, dep_object_key) in &own_dependents {
-                    let deleting = store
-                        .get(dep_key, dep_object_key)
-                        .is_some_and(|d| !d["metadata"]["deletionTimestamp"].is_null());
-                    if !deleting {
-                        let _ = delete(
-                            inner,
-                            store,
-                            dep_key,
-                            dep_object_key,
-                            DeleteOptions { policy: Propagation::Foreground, ..DeleteOptions::BACKGROUND },
-                        );
-                        changed = true;
-                    }
-                }
-                if changed {
-                    return true;
-                }
-            }
+    (uids, dependents)
+}
+
+/// Deletes a dependent whose owners are all gone, or drops its references
+/// to the owners that are; whether it changed anything.
+fn settle_owner_references(
+    inner: &Arc<Inner>,
+    store: &mut Store,
+    uids: &Uids,
+    key: &ResourceKey,
+    object_key: &ObjectKey,
+    object: &Value,
+) -> bool {
+    let owners: Vec<String> = object["metadata"]["ownerReferences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o["uid"].as_str().map(String::from))
+        .collect();
+    if owners.is_empty() {
+        return false;
+    }
+    let live: Vec<&String> = owners.iter().filter(|uid| uids.contains_key(*uid)).collect();
+    if live.is_empty() {
+        if object["metadata"]["deletionTimestamp"].is_null() {
+            let _ = delete(inner, store, key, object_key, DeleteOptions::BACKGROUND);
+            return true;
         }
+    } else if live.len() < owners.len() {
+        let mut pruned = object.clone();
+        if let Some(refs) = pruned["metadata"]["ownerReferences"].as_array_mut() {
+            refs.retain(|o| o["uid"].as_str().is_some_and(|u| uids.contains_key(u)));
+        }
+        store.replace(key, object_key.clone(), pruned);
+        return true;
     }
     false
+}
+
+/// For an owner being deleted: an orphaning one releases its dependents
+/// and its finalizer; a foreground one deletes its dependents, then
+/// releases its finalizer once they are gone. Whether it changed anything.
+fn finish_deleting_owner(
+    inner: &Arc<Inner>,
+    store: &mut Store,
+    dependents: &Dependents,
+    key: &ResourceKey,
+    object_key: &ObjectKey,
+    object: Value,
+) -> bool {
+    let held = finalizers(&object);
+    let uid = object["metadata"]["uid"].as_str().unwrap_or("").to_string();
+    let own_dependents = dependents.get(&uid).cloned().unwrap_or_default();
+    if held.iter().any(|f| f == ORPHAN) {
+        release_dependents(store, &own_dependents, &uid);
+        release_finalizer(store, key, object_key, object, ORPHAN);
+        return true;
+    }
+    if held.iter().any(|f| f == FOREGROUND) {
+        if own_dependents.is_empty() {
+            release_finalizer(store, key, object_key, object, FOREGROUND);
+            return true;
+        }
+        return delete_in_foreground(inner, store, &own_dependents);
+    }
+    false
+}
+
+/// Drops the owner reference to `uid` from each of `dependents`.
+fn release_dependents(store: &mut Store, dependents: &[(ResourceKey, ObjectKey)], uid: &str) {
+    for (dep_key, dep_object_key) in dependents {
+        if let Some(dep) = store.get(dep_key, dep_object_key).cloned() {
+            let mut released = dep.clone();
+            if let Some(refs) = released["metadata"]["ownerReferences"].as_array_mut() {
+                refs.retain(|o| o["uid"].as_str() != Some(uid));
+            }
+            store.replace(dep_key, dep_object_key.clone(), released);
+        }
+    }
+}
+
+/// Deletes (in the foreground) each of `dependents` not being deleted yet; whether there was one.
+fn delete_in_foreground(inner: &Arc<Inner>, store: &mut Store, dependents: &[(ResourceKey, ObjectKey)]) -> bool {
+    let mut changed = false;
+    for (dep_key, dep_object_key) in dependents {
+        let deleting =
+            store.get(dep_key, dep_object_key).is_some_and(|d| !d["metadata"]["deletionTimestamp"].is_null());
+        if !deleting {
+            let foreground = DeleteOptions { policy: Propagation::Foreground, ..DeleteOptions::BACKGROUND };
+            let _ = delete(inner, store, dep_key, dep_object_key, foreground);
+            changed = true;
+        }
+    }
+    changed
 }
 
 fn release_finalizer(store: &mut Store, key: &ResourceKey, object_key: &ObjectKey, object: Value, finalizer: &str) {

@@ -1,10 +1,16 @@
 //! What the server itself fills in on objects: identity, timestamps,
-//! generation, and the defaults of the built-in kinds it needs.
+//! generation, and the defaults of the built-in kinds it needs; and the
+//! name an object carries ([`name_of`]).
 
 use crate::registry::ResourceType;
 use crate::status::{ApiError, Cause};
 use base64::Engine;
 use serde_json::{Map, Value, json};
+
+/// The object's `metadata.name`; empty when it has none.
+pub(crate) fn name_of(object: &Value) -> &str {
+    object["metadata"]["name"].as_str().unwrap_or("")
+}
 
 /// Now, as Kubernetes writes timestamps (`2026-07-01T10:00:00Z`).
 pub fn now() -> String {

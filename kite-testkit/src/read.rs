@@ -1,4 +1,4 @@
-//! Reads: get one object, and list a collection with label and field
+//! Reads: get one object (or find one with no request), and list a collection with label and field
 //! selectors and `limit`/`continue` paging.
 
 use crate::registry::ResourceType;
@@ -8,6 +8,13 @@ use crate::status::ApiError;
 use base64::Engine;
 use serde_json::{Value, json};
 use std::collections::HashMap;
+
+/// The object `namespace/name` of the type `group`/`plural` as stored, or
+/// none: a look-up with no request, as the console and the simulation make.
+pub(crate) fn find(inner: &Inner, group: &str, plural: &str, namespace: &str, name: &str) -> Option<Value> {
+    let key = crate::registry::ResourceKey { group: group.into(), plural: plural.into() };
+    inner.store().get(&key, &(namespace.to_string(), name.to_string())).cloned()
+}
 
 /// Gets one object.
 pub fn get(inner: &Inner, resource: &ResourceType, namespace: Option<&str>, name: &str) -> Result<Value, ApiError> {

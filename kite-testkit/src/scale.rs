@@ -6,9 +6,11 @@
 use crate::patch;
 use crate::read;
 use crate::registry::{ResourceType, ScalePaths};
+use crate::selector::selector_text;
 use crate::state::Inner;
 use crate::status::{ApiError, Cause};
-use crate::write::{self, PatchKind, WriteCtx};
+use crate::write::{self, PatchKind};
+use crate::write_context::WriteCtx;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -126,46 +128,9 @@ fn set(object: &mut Value, pointer: &str, value: Value) {
     }
 }
 
-/// A `LabelSelector` as its text, requirements sorted by key, as
-/// `metav1.LabelSelectorAsSelector(...).String()` writes it.
-pub(crate) fn selector_text(selector: &Value) -> String {
-    let mut requirements: Vec<(String, String)> = Vec::new();
-    if let Some(labels) = selector["matchLabels"].as_object() {
-        for (key, value) in labels {
-            requirements.push((key.clone(), format!("{key}={}", value.as_str().unwrap_or_default())));
-        }
-    }
-    for expression in selector["matchExpressions"].as_array().into_iter().flatten() {
-        let key = expression["key"].as_str().unwrap_or_default().to_string();
-        let mut values: Vec<&str> =
-            expression["values"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-        values.sort_unstable();
-        let text = match expression["operator"].as_str() {
-            Some("In") => format!("{key} in ({})", values.join(",")),
-            Some("NotIn") => format!("{key} notin ({})", values.join(",")),
-            Some("Exists") => key.clone(),
-            Some("DoesNotExist") => format!("!{key}"),
-            _ => continue,
-        };
-        requirements.push((key, text));
-    }
-    requirements.sort();
-    requirements.into_iter().map(|(_, text)| text).collect::<Vec<_>>().join(",")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn selectors_read_as_the_api_server_writes_them() {
-        let selector = json!({
-            "matchLabels": { "app": "web", "tier": "front" },
-            "matchExpressions": [{ "key": "env", "operator": "In", "values": ["prod", "dev"] },
-                                 { "key": "zz", "operator": "DoesNotExist" }]
-        });
-        assert_eq!(selector_text(&selector), "app=web,env in (dev,prod),tier=front,!zz");
-    }
 
     #[test]
     fn a_scale_shows_the_desired_and_observed_replicas() {

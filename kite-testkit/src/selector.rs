@@ -1,4 +1,5 @@
-//! Label selectors and field selectors, as list and watch requests carry them.
+//! Label selectors and field selectors, as list and watch requests carry them,
+//! and a `LabelSelector` object written as their text. It imports nothing of the crate.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -135,9 +136,47 @@ pub fn labels_of(object: &Value) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
+/// A `LabelSelector` as its text, requirements sorted by key, as
+/// `metav1.LabelSelectorAsSelector(...).String()` writes it.
+pub(crate) fn selector_text(selector: &Value) -> String {
+    let mut requirements: Vec<(String, String)> = Vec::new();
+    if let Some(labels) = selector["matchLabels"].as_object() {
+        for (key, value) in labels {
+            requirements.push((key.clone(), format!("{key}={}", value.as_str().unwrap_or_default())));
+        }
+    }
+    for expression in selector["matchExpressions"].as_array().into_iter().flatten() {
+        let key = expression["key"].as_str().unwrap_or_default().to_string();
+        let mut values: Vec<&str> =
+            expression["values"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        values.sort_unstable();
+        let text = match expression["operator"].as_str() {
+            Some("In") => format!("{key} in ({})", values.join(",")),
+            Some("NotIn") => format!("{key} notin ({})", values.join(",")),
+            Some("Exists") => key.clone(),
+            Some("DoesNotExist") => format!("!{key}"),
+            _ => continue,
+        };
+        requirements.push((key, text));
+    }
+    requirements.sort();
+    requirements.into_iter().map(|(_, text)| text).collect::<Vec<_>>().join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn selectors_read_as_the_api_server_writes_them() {
+        let selector = json!({
+            "matchLabels": { "app": "web", "tier": "front" },
+            "matchExpressions": [{ "key": "env", "operator": "In", "values": ["prod", "dev"] },
+                                 { "key": "zz", "operator": "DoesNotExist" }]
+        });
+        assert_eq!(selector_text(&selector), "app=web,env in (dev,prod),tier=front,!zz");
+    }
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()

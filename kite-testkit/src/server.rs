@@ -1,14 +1,14 @@
 //! The handle tests hold, [`FakeApiServer`], and its [`Builder`]. The state
 //! behind the handle is in the `state` module.
 
-use crate::admission::call::{WebhookHandler, WebhookTarget};
 use crate::config::Config;
 use crate::faults::{Fault, Faults, RequestRecord};
-use crate::rbac::{AuthorizationMode, UserInfo};
+use crate::identity::{ADMIN, AuthorizationMode, UserInfo, admin};
 use crate::registry::Registry;
 use crate::state::Inner;
 use crate::status::ApiError;
 use crate::store::Store;
+use crate::webhook_target::{WebhookHandler, WebhookTarget};
 use crate::{Error, builtins, handlers};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -99,14 +99,6 @@ async fn bind(address: SocketAddr) -> Result<(TcpListener, SocketAddr), Error> {
     let bound =
         listener.local_addr().map_err(|source| Error::Io { what: "reading the listening address".into(), source })?;
     Ok((listener, bound))
-}
-
-/// The user of the admin kubeconfig and of [`FakeApiServer::client`], in `system:masters`.
-pub const ADMIN: &str = "kubernetes-admin";
-
-/// The admin: [`ADMIN`] in `system:masters`. Without RBAC, every request is made as the admin.
-pub(crate) fn admin() -> UserInfo {
-    UserInfo { name: ADMIN.into(), groups: vec!["system:masters".into(), "system:authenticated".into()] }
 }
 
 /// A stateful, in-memory Kubernetes API server for tests and `kite demo`.
@@ -345,7 +337,7 @@ impl FakeApiServer {
 
     /// Answers on the running instances' serial consoles (KubeVirt's
     /// `console` subresource) with `backend`; see [`crate::console`].
-    pub fn serve_consoles(&self, backend: crate::console::ConsoleBackend) {
+    pub fn serve_consoles(&self, backend: crate::console_backend::ConsoleBackend) {
         *self.inner.consoles.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(backend);
     }
 

@@ -1,15 +1,18 @@
 //! The shared state of a fake API server, [`Inner`]: the object store, the
-//! served types, the injected faults and the configuration. Every request
+//! served types, the injected faults, the configuration, the bearer tokens,
+//! the in-process webhooks, the console backend and the CA. Every request
 //! handler, the lifecycle and the simulation work on it; it depends on none
-//! of them.
+//! of them, only on the store, the registry, validation, TLS and the ground
+//! floor below them (identity, configuration, faults, webhook targets, the
+//! console backend).
 
-use crate::admission::call::{WebhookHandler, WebhookTarget};
 use crate::config::Config;
 use crate::faults::Faults;
-use crate::rbac::UserInfo;
+use crate::identity::UserInfo;
 use crate::registry::Registry;
 use crate::store::Store;
 use crate::validation::ObjectSchema;
+use crate::webhook_target::{WebhookHandler, WebhookTarget};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -33,7 +36,7 @@ pub(crate) struct Inner {
     /// In-process admission webhooks, by where their configurations reach them.
     pub webhooks: RwLock<HashMap<WebhookTarget, WebhookHandler>>,
     /// What answers on the instances' serial consoles, once installed.
-    pub consoles: RwLock<Option<crate::console::ConsoleBackend>>,
+    pub consoles: RwLock<Option<crate::console_backend::ConsoleBackend>>,
     /// The CA and TLS configuration, made when the server first serves HTTPS.
     pub pki: std::sync::OnceLock<Arc<crate::tls::Pki>>,
     /// The runtime background tasks (listeners, deletions, simulations) run on.
@@ -47,7 +50,7 @@ impl Inner {
     }
 
     /// The console backend, if one is installed.
-    pub fn consoles(&self) -> RwLockReadGuard<'_, Option<crate::console::ConsoleBackend>> {
+    pub fn consoles(&self) -> RwLockReadGuard<'_, Option<crate::console_backend::ConsoleBackend>> {
         self.consoles.read().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 

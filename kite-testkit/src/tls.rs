@@ -8,7 +8,7 @@
 //! real API server.
 
 use crate::Error;
-use crate::rbac::UserInfo;
+use crate::identity::UserInfo;
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
     KeyUsagePurpose,

@@ -1,60 +1,19 @@
-//! The writes: create, update (PUT), patch (every kind, server-side apply
-//! included) and their shared commit step.
+//! The writes: create, update (PUT) and patch (every kind, server-side apply
+//! included); the commit step updates and patches share is in `commit`.
 
 use crate::admission::{self, Phase};
-use crate::apply::{self, Writer};
-pub use crate::field_validation::FieldValidation;
+use crate::apply;
+use crate::commit::{commit, writer};
 use crate::field_validation::{decode_body, validate};
-use crate::lifecycle;
 use crate::meta;
+use crate::meta::name_of;
 use crate::registry::ResourceType;
 use crate::state::Inner;
 use crate::status::{ApiError, Cause};
 use crate::store::{ObjectKey, Store};
+use crate::write_context::WriteCtx;
 use serde_json::{Value, json};
 use std::sync::Arc;
-
-/// Who writes, and how.
-#[derive(Clone, Debug)]
-pub struct WriteCtx {
-    pub manager: String,
-    pub dry_run: bool,
-    pub field_validation: FieldValidation,
-    pub api_version: String,
-    pub subresource: Option<String>,
-    pub warnings: Vec<String>,
-    /// Whether the write records its ownership as an Update; an apply has recorded its own.
-    pub record_ownership: bool,
-    /// Whether admission webhooks see the write: a client's do, the server's own do not.
-    pub admit: bool,
-    /// Who writes, as admission webhooks are told.
-    pub user: crate::rbac::UserInfo,
-}
-
-impl WriteCtx {
-    pub fn internal(api_version: &str) -> Self {
-        Self {
-            manager: "kite-testkit".into(),
-            dry_run: false,
-            field_validation: FieldValidation::Ignore,
-            api_version: api_version.into(),
-            subresource: None,
-            warnings: Vec::new(),
-            record_ownership: true,
-            admit: false,
-            user: crate::server::admin(),
-        }
-    }
-
-    fn writer<'a>(&'a self, now: &'a str) -> Writer<'a> {
-        Writer { manager: &self.manager, subresource: self.subresource.as_deref(), api_version: &self.api_version, now }
-    }
-}
-
-/// The object's `metadata.name`; empty when it has none.
-pub(crate) fn name_of(object: &Value) -> &str {
-    object["metadata"]["name"].as_str().unwrap_or("")
-}
 
 /// Checks the namespace a namespaced object goes into: it must exist and not be terminating.
 fn check_namespace(store: &Store, resource: &ResourceType, namespace: &str) -> Result<(), ApiError> {
@@ -97,35 +56,90 @@ pub fn create(
         return Err(ApiError::bad_request("the request body must be a JSON object"));
     }
     decode_body(inner, resource, &mut object, ctx)?;
-    let body_namespace = object["metadata"]["namespace"].as_str().map(String::from);
+    check_body_namespace(resource, &object, namespace)?;
+    name_or_generate(resource, &mut object)?;
+    let name = name_of(&object).to_string();
+    meta::check_name(resource, &name)?;
+    let key = object_key(resource, namespace, &name)?;
+    drop_server_fields(resource, ctx, &key, &mut object);
+    if crate::crd::is_terminating(inner, resource) {
+        return Err(ApiError::new(
+            http::StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            "create not allowed while custom resource definition is terminating",
+        ));
+    }
+    meta::builtin_defaults(resource, &mut object, true);
+    if ctx.admit {
+        let store = inner.store();
+        let request = admission::Request::of_write(ctx, "CREATE", resource, &key.0, &name, None);
+        admission::admit(inner, &store, Phase::Mutating, &request, &mut object)?;
+    }
+    crate::crd::check_crd(resource, &object)?;
+    validate(inner, resource, &mut object, None, ctx)?;
+    if ctx.admit {
+        let store = inner.store();
+        let request = admission::Request::of_write(ctx, "CREATE", resource, &key.0, &name, None);
+        admission::admit(inner, &store, Phase::Validating, &request, &mut object)?;
+    }
+    stamp_created(resource, ctx, &mut object);
+    let stored = {
+        let mut store = inner.store();
+        if resource.namespaced {
+            check_namespace(&store, resource, &key.0)?;
+        }
+        if store.get(&resource.key(), &key).is_some() {
+            return Err(ApiError::already_exists(&resource.qualified_plural(), &name));
+        }
+        if ctx.dry_run {
+            return Ok(object);
+        }
+        store.insert(&resource.key(), key, object)
+    };
+    crate::crd::after_write(inner, resource, &stored);
+    Ok(stored)
+}
+
+/// Refuses a body whose namespace is not the request's.
+fn check_body_namespace(resource: &ResourceType, object: &Value, namespace: Option<&str>) -> Result<(), ApiError> {
+    let body_namespace = object["metadata"]["namespace"].as_str();
     if resource.namespaced
-        && let (Some(body), Some(path)) = (&body_namespace, namespace)
+        && let (Some(body), Some(path)) = (body_namespace, namespace)
         && body != path
     {
         return Err(ApiError::bad_request(
             "the namespace of the provided object does not match the namespace sent on the request",
         ));
     }
-    if object["metadata"]["name"].as_str().is_none_or(str::is_empty) {
-        match object["metadata"]["generateName"].as_str() {
-            Some(prefix) if !prefix.is_empty() => object["metadata"]["name"] = json!(meta::generate_name(prefix)),
-            _ => {
-                return Err(ApiError::invalid(
-                    &resource.kind,
-                    &resource.group,
-                    "",
-                    vec![Cause {
-                        reason: "FieldValueRequired".into(),
-                        message: "Required value: name or generateName is required".into(),
-                        field: "metadata.name".into(),
-                    }],
-                ));
-            }
-        }
+    Ok(())
+}
+
+/// Names an object without a name from its `generateName`, or refuses it.
+fn name_or_generate(resource: &ResourceType, object: &mut Value) -> Result<(), ApiError> {
+    if object["metadata"]["name"].as_str().is_some_and(|name| !name.is_empty()) {
+        return Ok(());
     }
-    let name = name_of(&object).to_string();
-    meta::check_name(resource, &name)?;
-    let key = object_key(resource, namespace, &name)?;
+    match object["metadata"]["generateName"].as_str() {
+        Some(prefix) if !prefix.is_empty() => {
+            object["metadata"]["name"] = json!(meta::generate_name(prefix));
+            Ok(())
+        }
+        _ => Err(ApiError::invalid(
+            &resource.kind,
+            &resource.group,
+            "",
+            vec![Cause {
+                reason: "FieldValueRequired".into(),
+                message: "Required value: name or generateName is required".into(),
+                field: "metadata.name".into(),
+            }],
+        )),
+    }
+}
+
+/// Drops what the server sets on a new object (uid, versions, timestamps,
+/// status behind its subresource), and writes its apiVersion, kind and namespace.
+fn drop_server_fields(resource: &ResourceType, ctx: &WriteCtx, key: &ObjectKey, object: &mut Value) {
     object["apiVersion"] = json!(ctx.api_version);
     object["kind"] = json!(resource.kind);
     if let Some(metadata) = object["metadata"].as_object_mut() {
@@ -155,26 +169,10 @@ pub fn create(
     {
         map.remove("status");
     }
-    if crate::crd::is_terminating(inner, resource) {
-        return Err(ApiError::new(
-            http::StatusCode::METHOD_NOT_ALLOWED,
-            "MethodNotAllowed",
-            "create not allowed while custom resource definition is terminating",
-        ));
-    }
-    meta::builtin_defaults(resource, &mut object, true);
-    if ctx.admit {
-        let store = inner.store();
-        let request = admission::Request::of_write(ctx, "CREATE", resource, &key.0, &name, None);
-        admission::admit(inner, &store, Phase::Mutating, &request, &mut object)?;
-    }
-    crate::crd::check_crd(resource, &object)?;
-    validate(inner, resource, &mut object, None, ctx)?;
-    if ctx.admit {
-        let store = inner.store();
-        let request = admission::Request::of_write(ctx, "CREATE", resource, &key.0, &name, None);
-        admission::admit(inner, &store, Phase::Validating, &request, &mut object)?;
-    }
+}
+
+/// Gives a new object its uid, creation time and first generation, and records its ownership.
+fn stamp_created(resource: &ResourceType, ctx: &WriteCtx, object: &mut Value) {
     let now = meta::now();
     object["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
     object["metadata"]["creationTimestamp"] = json!(now);
@@ -182,24 +180,8 @@ pub fn create(
         object["metadata"]["generation"] = json!(1);
     }
     if ctx.record_ownership {
-        apply::record_update(None, &mut object, resource, &ctx.writer(&now));
+        apply::record_update(None, object, resource, &writer(ctx, &now));
     }
-
-    let stored = {
-        let mut store = inner.store();
-        if resource.namespaced {
-            check_namespace(&store, resource, &key.0)?;
-        }
-        if store.get(&resource.key(), &key).is_some() {
-            return Err(ApiError::already_exists(&resource.qualified_plural(), &name));
-        }
-        if ctx.dry_run {
-            return Ok(object);
-        }
-        store.insert(&resource.key(), key, object)
-    };
-    crate::crd::after_write(inner, resource, &stored);
-    Ok(stored)
 }
 
 /// Creates an object from inside the server (bootstrap, the builder's helpers).
@@ -215,132 +197,6 @@ pub fn create_internal(
         inner.registry().find(group, version, plural).ok_or_else(|| ApiError::not_found("resources", plural))?;
     let api_version = resource.api_version(version);
     create(inner, &resource, namespace, object, &mut WriteCtx::internal(&api_version))
-}
-
-/// The commit step of every update: keeps what a client may not change,
-/// honours the status subresource, validates, counts the generation, and
-/// stores the result (or removes the object once its last finalizer is gone).
-pub fn commit(
-    inner: &Arc<Inner>,
-    store: &mut Store,
-    resource: &Arc<ResourceType>,
-    key: &ObjectKey,
-    old: &Value,
-    mut new: Value,
-    ctx: &mut WriteCtx,
-) -> Result<Value, ApiError> {
-    let name = key.1.clone();
-    if !new.is_object() {
-        return Err(ApiError::bad_request("the object must be a JSON object"));
-    }
-    if let Some(rv) = new["metadata"]["resourceVersion"].as_str()
-        && Some(rv) != old["metadata"]["resourceVersion"].as_str()
-    {
-        return Err(ApiError::conflict(&resource.qualified_plural(), &name));
-    }
-    if new["metadata"]["name"].as_str().is_some_and(|n| n != name) {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({}) does not match the name on the URL ({name})",
-            new["metadata"]["name"].as_str().unwrap_or("")
-        )));
-    }
-    let status_write = ctx.subresource.as_deref() == Some("status");
-    if status_write {
-        // Only status changes, and the managed fields that record it.
-        let mut merged = old.clone();
-        merged["status"] = new.get("status").cloned().unwrap_or(Value::Null);
-        merged["metadata"]["managedFields"] = new["metadata"]["managedFields"].clone();
-        if merged["status"].is_null()
-            && let Some(m) = merged.as_object_mut()
-        {
-            m.remove("status");
-        }
-        new = merged;
-    } else {
-        if resource.status_subresource {
-            match old.get("status") {
-                Some(status) => new["status"] = status.clone(),
-                None => {
-                    if let Some(m) = new.as_object_mut() {
-                        m.remove("status");
-                    }
-                }
-            }
-        }
-        for kept in [
-            "uid",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "generation",
-            "namespace",
-            "name",
-        ] {
-            match old["metadata"].get(kept) {
-                Some(value) => new["metadata"][kept] = value.clone(),
-                None => {
-                    if let Some(m) = new["metadata"].as_object_mut() {
-                        m.remove(kept);
-                    }
-                }
-            }
-        }
-        let old_finalizers = old["metadata"]["finalizers"].as_array().cloned().unwrap_or_default();
-        if !old["metadata"]["deletionTimestamp"].is_null() {
-            let added: Vec<&Value> = new["metadata"]["finalizers"]
-                .as_array()
-                .map(|f| f.iter().filter(|x| !old_finalizers.contains(x)).collect())
-                .unwrap_or_default();
-            if !added.is_empty() {
-                return Err(ApiError::invalid(
-                    &resource.kind,
-                    &resource.group,
-                    &name,
-                    vec![Cause {
-                        reason: "FieldValueForbidden".into(),
-                        message: "Forbidden: no new finalizers can be added if the object is being deleted".into(),
-                        field: "metadata.finalizers".into(),
-                    }],
-                ));
-            }
-        }
-    }
-    new["apiVersion"] = json!(ctx.api_version);
-    new["kind"] = json!(resource.kind);
-    meta::builtin_defaults(resource, &mut new, false);
-    if ctx.admit {
-        let request = admission::Request::of_write(ctx, "UPDATE", resource, &key.0, &name, Some(old));
-        admission::admit(inner, store, Phase::Mutating, &request, &mut new)?;
-    }
-    crate::crd::check_crd(resource, &new)?;
-    validate(inner, resource, &mut new, Some(old), ctx)?;
-    if ctx.admit {
-        let request = admission::Request::of_write(ctx, "UPDATE", resource, &key.0, &name, Some(old));
-        admission::admit(inner, store, Phase::Validating, &request, &mut new)?;
-    }
-    if (resource.generation || resource.crd_name.is_some()) && meta::spec_part(&new) != meta::spec_part(old) {
-        let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
-        new["metadata"]["generation"] = json!(generation + 1);
-    }
-    let now = meta::now();
-    if ctx.record_ownership {
-        apply::record_update(Some(old), &mut new, resource, &ctx.writer(&now));
-    }
-    new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
-    if new == *old {
-        return Ok(new);
-    }
-    if ctx.dry_run {
-        return Ok(new);
-    }
-    let deleting = !new["metadata"]["deletionTimestamp"].is_null();
-    let no_finalizers = new["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
-    if deleting && no_finalizers {
-        let removed = store.remove(&resource.key(), key).unwrap_or(new);
-        lifecycle::collect_garbage(inner, store);
-        return Ok(removed);
-    }
-    Ok(store.replace(&resource.key(), key.clone(), new))
 }
 
 /// Replaces an object (PUT).
@@ -408,7 +264,7 @@ pub fn patch(
     request: PatchRequest<'_>,
     ctx: &mut WriteCtx,
 ) -> Result<Value, ApiError> {
-    let PatchRequest { kind, body, force } = request;
+    let PatchRequest { kind, body, .. } = request;
     let key = object_key(resource, namespace, name)?;
     if kind == PatchKind::Strategic && resource.crd_name.is_some() {
         return Err(ApiError::new(
@@ -422,37 +278,17 @@ pub fn patch(
         let mut store = inner.store();
         let old = store.get(&resource.key(), &key).cloned();
         let Some(old) = old else {
-            if kind != PatchKind::Apply {
-                return Err(ApiError::not_found(&resource.qualified_plural(), name));
-            }
-            if ctx.subresource.is_some() {
-                return Err(ApiError::not_found(&resource.qualified_plural(), name));
-            }
             drop(store);
-            if body["metadata"]["name"].as_str().is_some_and(|n| n != name) {
-                return Err(ApiError::bad_request("the name in the applied object does not match the name on the URL"));
-            }
-            let mut object = apply::apply(None, body, resource, &ctx.writer(&now), force)?;
-            object["metadata"]["name"] = json!(name);
-            let mut apply_ctx = WriteCtx { record_ownership: false, ..ctx.clone() };
-            let created = create(inner, resource, namespace, object, &mut apply_ctx);
-            ctx.warnings = apply_ctx.warnings;
-            return created;
+            return create_by_apply(inner, resource, namespace, name, request, ctx, &now);
         };
         let new = match kind {
             PatchKind::Apply => {
-                let stored = {
-                    if body["apiVersion"].is_null() || body["kind"].is_null() {
-                        return Err(ApiError::bad_request("an applied object needs apiVersion and kind"));
-                    }
-                    let mut applied = apply::apply(Some(&old), body, resource, &ctx.writer(&now), force)?;
-                    applied["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
-                    // The apply recorded its own ownership: commit() must not record an Update too.
-                    let mut apply_ctx = WriteCtx { record_ownership: false, ..ctx.clone() };
-                    let result = commit(inner, &mut store, resource, &key, &old, applied, &mut apply_ctx);
-                    ctx.warnings = apply_ctx.warnings;
-                    result?
-                };
+                let applied = applied_object(&old, request, resource, ctx, &now)?;
+                // The apply recorded its own ownership: commit() must not record an Update too.
+                let mut apply_ctx = WriteCtx { record_ownership: false, ..ctx.clone() };
+                let result = commit(inner, &mut store, resource, &key, &old, applied, &mut apply_ctx);
+                ctx.warnings = apply_ctx.warnings;
+                let stored = result?;
                 drop(store);
                 crate::crd::after_write(inner, resource, &stored);
                 return Ok(stored);
@@ -481,4 +317,46 @@ pub fn patch(
     };
     crate::crd::after_write(inner, resource, &stored);
     Ok(stored)
+}
+
+/// A patch of a missing object: a server-side apply creates it, any other patch is `404`.
+fn create_by_apply(
+    inner: &Arc<Inner>,
+    resource: &Arc<ResourceType>,
+    namespace: Option<&str>,
+    name: &str,
+    request: PatchRequest<'_>,
+    ctx: &mut WriteCtx,
+    now: &str,
+) -> Result<Value, ApiError> {
+    let PatchRequest { kind, body, force } = request;
+    if kind != PatchKind::Apply || ctx.subresource.is_some() {
+        return Err(ApiError::not_found(&resource.qualified_plural(), name));
+    }
+    if body["metadata"]["name"].as_str().is_some_and(|n| n != name) {
+        return Err(ApiError::bad_request("the name in the applied object does not match the name on the URL"));
+    }
+    let mut object = apply::apply(None, body, resource, &writer(ctx, now), force)?;
+    object["metadata"]["name"] = json!(name);
+    let mut apply_ctx = WriteCtx { record_ownership: false, ..ctx.clone() };
+    let created = create(inner, resource, namespace, object, &mut apply_ctx);
+    ctx.warnings = apply_ctx.warnings;
+    created
+}
+
+/// `old` with a server-side apply of `request` merged in, at the stored resourceVersion.
+fn applied_object(
+    old: &Value,
+    request: PatchRequest<'_>,
+    resource: &ResourceType,
+    ctx: &WriteCtx,
+    now: &str,
+) -> Result<Value, ApiError> {
+    let PatchRequest { body, force, .. } = request;
+    if body["apiVersion"].is_null() || body["kind"].is_null() {
+        return Err(ApiError::bad_request("an applied object needs apiVersion and kind"));
+    }
+    let mut applied = apply::apply(Some(old), body, resource, &writer(ctx, now), force)?;
+    applied["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+    Ok(applied)
 }

@@ -3,28 +3,11 @@
 //! with the API server's sentence for why (`service "x" not found`, `no
 //! endpoints available for service "x"`, `connection refused`).
 
+pub use crate::webhook_target::{WebhookHandler, WebhookTarget};
+
 use crate::service_routes::Route;
 use crate::store::Store;
 use serde_json::Value;
-use std::sync::Arc;
-
-/// An in-process webhook: takes the `AdmissionReview` the API server sends,
-/// returns the `AdmissionReview` with its `response`.
-pub type WebhookHandler = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
-
-/// Where a webhook is reached, as its `clientConfig` names it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum WebhookTarget {
-    /// `clientConfig.service`.
-    Service {
-        /// The Service's namespace.
-        namespace: String,
-        /// The Service's name.
-        name: String,
-    },
-    /// `clientConfig.url`.
-    Url(String),
-}
 
 /// Where `webhook` is reached, and the URL the API server would post to.
 pub(super) fn target(webhook: &Value) -> (WebhookTarget, String) {

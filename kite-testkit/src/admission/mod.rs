@@ -60,13 +60,13 @@ pub(crate) struct Request<'a> {
     /// Whether the request is a dry run.
     pub dry_run: bool,
     /// Who asks.
-    pub user: &'a crate::rbac::UserInfo,
+    pub user: &'a crate::identity::UserInfo,
 }
 
 impl<'a> Request<'a> {
     /// What webhooks are told of a write, under `ctx`, of `name` in `namespace`.
     pub(crate) fn of_write(
-        ctx: &'a crate::write::WriteCtx,
+        ctx: &'a crate::write_context::WriteCtx,
         operation: &'a str,
         resource: &'a ResourceType,
         namespace: &'a str,

@@ -59,7 +59,7 @@ fn rule_matches(rule: &Value, request: &Attributes) -> bool {
 
 /// Whether a `LabelSelector` selects `labels` (an empty or missing one selects everything).
 fn selects(selector: &Value, labels_of_object: &Value) -> bool {
-    let text = crate::scale::selector_text(selector);
+    let text = crate::selector::selector_text(selector);
     if text.is_empty() {
         return true;
     }

@@ -2,7 +2,7 @@
 //! `FakeApiServer`: the request counts and log, fault injection, latency,
 //! dropping watches and compacting the event log.
 
-use super::json_response;
+use super::response::json_response;
 use crate::faults::Fault;
 use crate::state::Inner;
 use crate::status::ApiError;

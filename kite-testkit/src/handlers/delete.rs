@@ -1,13 +1,13 @@
 //! The handler of `DELETE`, of one object or of a collection: its options
 //! (propagation policy, preconditions, dry run) from the query and the body.
 
-use super::json_response;
+use super::response::json_response;
 use super::verbs::{Request, parse_body};
 use crate::lifecycle::{self, DeleteOptions, Propagation};
 use crate::state::Inner;
 use crate::status::ApiError;
 use crate::store::Store;
-use crate::write::WriteCtx;
+use crate::write_context::WriteCtx;
 use crate::{admission, crd, read};
 use axum::response::Response;
 use http::StatusCode;

@@ -6,19 +6,18 @@
 mod controls;
 mod delete;
 mod resource;
+mod response;
 mod verbs;
-
-pub(crate) use resource::inject_faults;
 
 use crate::path::{self, Route};
 use crate::state::Inner;
-use crate::status::ApiError;
 use crate::{discovery, openapi};
 use axum::Router;
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode, Uri};
+use response::{json_response, not_found};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,18 +30,9 @@ pub fn router(inner: Arc<Inner>) -> Router {
         .with_state(inner)
 }
 
-fn json_response(status: StatusCode, body: &Value) -> Response {
-    (status, [(http::header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
-}
-
 /// The group-versions aggregated APIs claim.
 fn aggregated(inner: &Inner) -> Vec<(String, String)> {
     crate::apiservice::aggregated(&inner.store()).into_iter().map(|(group, version, _)| (group, version)).collect()
-}
-
-/// The answer for a path or resource the server does not serve.
-fn not_found() -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, "NotFound", "the server could not find the requested resource")
 }
 
 async fn handle(
@@ -62,7 +52,7 @@ async fn handle(
     let route = path::parse(uri.path(), &inner.registry());
     let non_resource = !matches!(route, Route::Resource(_) | Route::Testkit(_));
     if non_resource {
-        let request = crate::rbac::Attributes {
+        let request = crate::request_attributes::Attributes {
             verb: if method == Method::GET { "get" } else { "post" },
             group: "",
             resource: "",

@@ -2,16 +2,20 @@
 //! verb, the injected faults and latency, the content negotiation, and the
 //! dispatch to the verb's handler.
 
+use super::delete;
+use super::response::{json_response, not_found};
 use super::verbs::{self, Request};
-use super::{delete, not_found};
-use crate::faults::{Fault, RequestRecord, Verb};
+use crate::fault_injection::inject_faults;
+use crate::faults::{RequestRecord, Verb};
+use crate::identity::UserInfo;
 use crate::path::ResourcePath;
-use crate::rbac::{self, UserInfo};
+use crate::rbac;
 use crate::registry::ResourceType;
+use crate::request_attributes::Attributes;
 use crate::shape::{Read, Shape};
 use crate::state::Inner;
 use crate::status::ApiError;
-use crate::write::{FieldValidation, WriteCtx};
+use crate::write_context::{FieldValidation, WriteCtx};
 use crate::{protobuf, watch};
 use axum::response::Response;
 use bytes::Bytes;
@@ -137,7 +141,7 @@ fn authorize(
         "list" | "watch" => query.get("fieldSelector").and_then(|selector| name_required_by(selector)),
         _ => None,
     };
-    let request = rbac::Attributes {
+    let request = Attributes {
         verb,
         group: &resource.group,
         resource: &resource.plural,
@@ -203,7 +207,7 @@ async fn reviews(
         "selfsubjectrulesreviews" => rbac::reviews::self_subject_rules_review(inner, user, &body)?,
         _ => rbac::reviews::self_subject_review(user),
     };
-    let response = super::json_response(StatusCode::CREATED, &answer);
+    let response = json_response(StatusCode::CREATED, &answer);
     let accept = headers.get(http::header::ACCEPT).and_then(|a| a.to_str().ok()).unwrap_or("");
     Ok(Some(if protobuf::preferred(accept) { as_protobuf(response).await } else { response }))
 }
@@ -268,40 +272,6 @@ fn record_of(
     }
 }
 
-/// Logs the request, waits out the injected latency, and fails it if an injected fault matches.
-pub(crate) async fn inject_faults(inner: &Inner, record: RequestRecord) -> Result<(), ApiError> {
-    let (fault, latency) = {
-        let mut faults = inner.faults();
-        (faults.on_request(record), faults.latency)
-    };
-    if !latency.is_zero() {
-        tokio::time::sleep(latency).await;
-    }
-    match fault {
-        Some(fault) => Err(fault_error(&fault)),
-        None => Ok(()),
-    }
-}
-
-/// The error an injected fault answers with, its reason named as the API server names it.
-fn fault_error(fault: &Fault) -> ApiError {
-    let code = StatusCode::from_u16(fault.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let reason = match code.as_u16() {
-        400 => "BadRequest",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "NotFound",
-        409 => "Conflict",
-        410 => "Expired",
-        422 => "Invalid",
-        429 => "TooManyRequests",
-        503 => "ServiceUnavailable",
-        504 => "Timeout",
-        _ => "InternalError",
-    };
-    ApiError::new(code, reason, fault.message.clone())
-}
-
 /// The options of a write, from the query and headers.
 fn write_ctx(
     resource: &ResourceType,
@@ -322,7 +292,7 @@ fn write_ctx(
         warnings: Vec::new(),
         record_ownership: true,
         admit: true,
-        user: crate::server::admin(),
+        user: crate::identity::admin(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The handlers of get, list, create, update and patch, each answering one
 //! resource request that passed the route checks; and the request they share.
 
-use super::json_response;
+use super::response::json_response;
 use crate::faults::Verb;
 use crate::path::ResourcePath;
 use crate::read;
@@ -10,7 +10,8 @@ use crate::scale::{self, ScaleChange};
 use crate::shape::{Read, Shape};
 use crate::state::Inner;
 use crate::status::ApiError;
-use crate::write::{self, PatchKind, PatchRequest, WriteCtx};
+use crate::write::{self, PatchKind, PatchRequest};
+use crate::write_context::WriteCtx;
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};

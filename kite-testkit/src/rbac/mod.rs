@@ -13,68 +13,15 @@
 pub(crate) mod reviews;
 pub(crate) mod rules;
 
+pub use crate::identity::{AuthorizationMode, UserInfo};
+pub(crate) use crate::request_attributes::Attributes;
+
 use crate::registry::ResourceKey;
 use crate::state::Inner;
 use crate::status::ApiError;
 use crate::store::Store;
 use http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
-
-/// How requests are authorized.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
-pub enum AuthorizationMode {
-    /// Everything is allowed, with or without credentials (the default).
-    #[default]
-    AlwaysAllow,
-    /// Bearer tokens and RBAC, as a cluster authorizes.
-    #[value(name = "RBAC")]
-    Rbac,
-}
-
-/// Who makes a request.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UserInfo {
-    /// The user name, such as `system:serviceaccount:kite:kite-api`.
-    pub name: String,
-    /// The groups, `system:authenticated` among them.
-    pub groups: Vec<String>,
-}
-
-impl UserInfo {
-    /// A ServiceAccount's user and groups.
-    pub fn service_account(namespace: &str, name: &str) -> Self {
-        Self {
-            name: format!("system:serviceaccount:{namespace}:{name}"),
-            groups: vec![
-                "system:serviceaccounts".into(),
-                format!("system:serviceaccounts:{namespace}"),
-                "system:authenticated".into(),
-            ],
-        }
-    }
-
-    pub(crate) fn anonymous() -> Self {
-        Self { name: "system:anonymous".into(), groups: vec!["system:unauthenticated".into()] }
-    }
-}
-
-/// What a request asks to do, as the authorizer sees it.
-pub(crate) struct Attributes<'a> {
-    /// `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`, `impersonate`.
-    pub verb: &'a str,
-    /// The API group (empty for the core group).
-    pub group: &'a str,
-    /// The resource (plural).
-    pub resource: &'a str,
-    /// The subresource, if any.
-    pub subresource: Option<&'a str>,
-    /// The object's name, if the request names one.
-    pub name: Option<&'a str>,
-    /// The namespace, if any.
-    pub namespace: Option<&'a str>,
-    /// For a non-resource request, its path.
-    pub path: Option<&'a str>,
-}
 
 /// `401 Unauthorized`.
 fn unauthorized() -> ApiError {

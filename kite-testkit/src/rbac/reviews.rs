@@ -3,8 +3,10 @@
 //! the access reviews (`kubectl auth can-i`, with `--list`), and
 //! `SelfSubjectReview` (`kubectl auth whoami`).
 
-use super::{Attributes, UserInfo, allows};
+use super::allows;
+use crate::identity::UserInfo;
 use crate::registry::ResourceKey;
+use crate::request_attributes::Attributes;
 use crate::state::Inner;
 use crate::status::{ApiError, Cause};
 use rand::RngExt as _;

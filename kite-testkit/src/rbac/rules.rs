@@ -5,8 +5,9 @@
 //! aggregated ClusterRoles take the rules of the ClusterRoles their
 //! selectors pick. `system:masters` may do everything.
 
-use super::{Attributes, UserInfo};
+use crate::identity::UserInfo;
 use crate::registry::ResourceKey;
+use crate::request_attributes::Attributes;
 use crate::selector::{LabelSelector, labels_of};
 use crate::store::Store;
 use serde_json::Value;
@@ -42,7 +43,7 @@ fn cluster_role_rules(store: &Store, name: &str) -> Vec<Value> {
     let Some(role) = store.get(&key("clusterroles"), &(String::new(), name.to_string())) else { return Vec::new() };
     let mut rules = role["rules"].as_array().cloned().unwrap_or_default();
     for selector in role["aggregationRule"]["clusterRoleSelectors"].as_array().into_iter().flatten() {
-        let text = crate::scale::selector_text(selector);
+        let text = crate::selector::selector_text(selector);
         let Ok(selector) = LabelSelector::parse(&text) else { continue };
         for (_, other) in store.list(&key("clusterroles")) {
             if other["metadata"]["name"] != name && !text.is_empty() && selector.matches(&labels_of(other)) {

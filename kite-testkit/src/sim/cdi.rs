@@ -1,10 +1,10 @@
 //! CDI's part: DataVolumes get a Bound PVC and go through the import or
 //! clone phases to `Succeeded`, with progress.
 
-use super::{
-    FAIL_ANNOTATION, Rules, SimulationConfig, condition, find, name_of, namespace_of, objects_where, owner_reference,
-    write,
-};
+use super::config::SimulationConfig;
+use super::object_fields::{condition, name_of, namespace_of, owner_reference};
+use super::rules::{FAIL_ANNOTATION, Rules};
+use super::store_io::{find, objects_where, write};
 use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -64,22 +64,16 @@ fn ensure_pvc(inner: &Arc<Inner>, dv: &Value) {
     write(inner, "cdi-controller", PVC, namespace, Some(name), bound, true);
 }
 
-fn advance(inner: &Arc<Inner>, config: &SimulationConfig, rules: &Rules, dv: &Value) {
-    let status = &dv["status"];
-    let phase = phase_of(dv);
-    if matches!(phase, "Succeeded" | "Failed") {
-        return;
-    }
-    let previous = &status["conditions"];
-    let (namespace, name) = (namespace_of(dv).to_string(), name_of(dv).to_string());
-    let clone_source = dv["spec"]["source"]["pvc"].as_object().map(|pvc| {
-        (
-            pvc.get("namespace").and_then(Value::as_str).unwrap_or(&namespace).to_string(),
-            pvc.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
-        )
-    });
-    let heartbeat = json!(crate::meta::now());
-    let conditions = |bound: bool, ready: bool, running: bool, reason: &str, message: &str| {
+/// The `Bound`, `Ready` and `Running` conditions of a DataVolume as CDI
+/// writes them, each keeping its transition time while its status stays.
+struct Conditions<'a> {
+    previous: &'a Value,
+    heartbeat: Value,
+}
+
+impl Conditions<'_> {
+    fn of(&self, bound: bool, ready: bool, running: bool, reason: &str, message: &str) -> Value {
+        let (previous, heartbeat) = (self.previous, &self.heartbeat);
         json!([
             condition(
                 previous,
@@ -92,10 +86,56 @@ fn advance(inner: &Arc<Inner>, config: &SimulationConfig, rules: &Rules, dv: &Va
             condition(previous, "Ready", ready, reason, message, &[("lastHeartbeatTime", heartbeat.clone())]),
             condition(previous, "Running", running, reason, message, &[("lastHeartbeatTime", heartbeat.clone())]),
         ])
-    };
+    }
+}
+
+/// The PVC a DataVolume clones (`namespace`, `name`), if it clones one.
+fn clone_source(dv: &Value, namespace: &str) -> Option<(String, String)> {
+    dv["spec"]["source"]["pvc"].as_object().map(|pvc| {
+        (
+            pvc.get("namespace").and_then(Value::as_str).unwrap_or(namespace).to_string(),
+            pvc.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
+        )
+    })
+}
+
+/// Why a clone cannot start yet: its source PVC is missing or not populated.
+fn unpopulated_source(inner: &Arc<Inner>, (source_ns, source_name): &(String, String)) -> Option<String> {
+    let populated = find(inner, PVC.0, PVC.2, source_ns, source_name).is_some_and(|pvc| {
+        pvc["metadata"]["annotations"][POPULATED] == "Succeeded" || pvc["metadata"]["ownerReferences"].is_null()
+    });
+    (!populated).then(|| format!("source PVC {source_ns}/{source_name} does not exist or is not populated yet"))
+}
+
+/// The progress after one more step of `steps`, in percent (at most 100).
+fn next_progress(status: &Value, steps: u32) -> f64 {
+    let current: f64 = status["progress"].as_str().and_then(|p| p.trim_end_matches('%').parse().ok()).unwrap_or(0.0);
+    (current + 100.0 / steps.max(1) as f64).min(100.0)
+}
+
+/// Annotates the DataVolume's PVC as populated, once.
+fn mark_populated(inner: &Arc<Inner>, namespace: &str, name: &str) {
+    if let Some(pvc) = find(inner, PVC.0, PVC.2, namespace, name)
+        && pvc["metadata"]["annotations"][POPULATED].is_null()
+    {
+        let populated = json!({"metadata": {"annotations": {POPULATED: "Succeeded"}}});
+        write(inner, "cdi-controller", PVC, namespace, Some(name), populated, false);
+    }
+}
+
+/// Moves a DataVolume one phase (or one progress step) on, or fails it.
+fn advance(inner: &Arc<Inner>, config: &SimulationConfig, rules: &Rules, dv: &Value) {
+    let status = &dv["status"];
+    let phase = phase_of(dv);
+    if matches!(phase, "Succeeded" | "Failed") {
+        return;
+    }
+    let (namespace, name) = (namespace_of(dv).to_string(), name_of(dv).to_string());
+    let clone_source = clone_source(dv, &namespace);
+    let conditions = Conditions { previous: &status["conditions"], heartbeat: json!(crate::meta::now()) };
     if let Some(message) = failure(rules, dv) {
         let body = json!({"status": {"phase": "Failed", "progress": status["progress"].as_str().unwrap_or("N/A"),
-                                     "restartCount": 0, "conditions": conditions(true, false, false, "Error", &message)}});
+                                     "restartCount": 0, "conditions": conditions.of(true, false, false, "Error", &message)}});
         write(inner, "cdi-controller", DV, &namespace, Some(&name), body, true);
         return;
     }
@@ -106,48 +146,27 @@ fn advance(inner: &Arc<Inner>, config: &SimulationConfig, rules: &Rules, dv: &Va
     let next = match phase {
         "" => {
             ensure_pvc(inner, dv);
-            json!({"phase": "Pending", "claimName": name, "progress": "N/A", "conditions": conditions(true, false, false, "Pending", "")})
+            json!({"phase": "Pending", "claimName": name, "progress": "N/A", "conditions": conditions.of(true, false, false, "Pending", "")})
         }
         "Pending" => {
-            if let Some((source_ns, source_name)) = &clone_source {
-                let populated = find(inner, PVC.0, PVC.2, source_ns, source_name).is_some_and(|pvc| {
-                    pvc["metadata"]["annotations"][POPULATED] == "Succeeded"
-                        || pvc["metadata"]["ownerReferences"].is_null()
-                });
-                if !populated {
-                    let message =
-                        format!("source PVC {source_ns}/{source_name} does not exist or is not populated yet");
-                    let body = json!({"status": {"conditions": conditions(true, false, false, "CloneWithoutSource", &message)}});
-                    write(inner, "cdi-controller", DV, &namespace, Some(&name), body, true);
-                    return;
-                }
+            if let Some(message) = clone_source.as_ref().and_then(|source| unpopulated_source(inner, source)) {
+                let body = json!({"status": {"conditions": conditions.of(true, false, false, "CloneWithoutSource", &message)}});
+                write(inner, "cdi-controller", DV, &namespace, Some(&name), body, true);
+                return;
             }
-            json!({"phase": scheduled, "progress": "N/A", "conditions": conditions(true, false, false, scheduled, "")})
+            json!({"phase": scheduled, "progress": "N/A", "conditions": conditions.of(true, false, false, scheduled, "")})
         }
         p if p == scheduled => {
-            json!({"phase": in_progress, "progress": "0.00%", "conditions": conditions(true, false, true, "Pod is running", "")})
+            json!({"phase": in_progress, "progress": "0.00%", "conditions": conditions.of(true, false, true, "Pod is running", "")})
         }
         p if p == in_progress => {
-            let current: f64 =
-                status["progress"].as_str().and_then(|p| p.trim_end_matches('%').parse().ok()).unwrap_or(0.0);
-            let next = (current + 100.0 / steps.max(1) as f64).min(100.0);
+            let next = next_progress(status, steps);
             if next >= 100.0 {
-                if let Some(pvc) = find(inner, PVC.0, PVC.2, &namespace, &name)
-                    && pvc["metadata"]["annotations"][POPULATED].is_null()
-                {
-                    write(
-                        inner,
-                        "cdi-controller",
-                        PVC,
-                        &namespace,
-                        Some(&name),
-                        json!({"metadata": {"annotations": {POPULATED: "Succeeded"}}}),
-                        false,
-                    );
-                }
-                json!({"phase": "Succeeded", "progress": "100.0%", "conditions": conditions(true, true, false, "Completed", if clone_source.is_some() { "Clone Complete" } else { "Import Complete" })})
+                mark_populated(inner, &namespace, &name);
+                let done = if clone_source.is_some() { "Clone Complete" } else { "Import Complete" };
+                json!({"phase": "Succeeded", "progress": "100.0%", "conditions": conditions.of(true, true, false, "Completed", done)})
             } else {
-                json!({"phase": in_progress, "progress": format!("{next:.2}%"), "conditions": conditions(true, false, true, "Pod is running", "")})
+                json!({"phase": in_progress, "progress": format!("{next:.2}%"), "conditions": conditions.of(true, false, true, "Pod is running", "")})
             }
         }
         _ => return,

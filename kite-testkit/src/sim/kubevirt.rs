@@ -1,10 +1,10 @@
 //! KubeVirt's part: VirtualMachines get a VirtualMachineInstance when they
 //! should run, and report `printableStatus` as KubeVirt does.
 
-use super::{
-    Rules, STUCK_ANNOTATION, SimulationConfig, condition, delete, find, name_of, namespace_of, objects_where,
-    owner_reference, write,
-};
+use super::config::SimulationConfig;
+use super::object_fields::{condition, name_of, namespace_of, owner_reference};
+use super::rules::{Rules, STUCK_ANNOTATION};
+use super::store_io::{delete, find, objects_where, write};
 use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;

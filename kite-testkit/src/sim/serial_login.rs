@@ -7,10 +7,10 @@
 //! shell exits, the prompt comes back; when the client leaves, the shell is
 //! ended.
 
-use super::guest::{guest_dir, user_data};
+use super::cloud_init::{guest_dir, user_data};
 use super::guest_shell::{ShellUser, Terminal};
-use crate::console::{ConsoleBackend, ConsoleConnection};
-use crate::sim::name_of;
+use crate::console_backend::{ConsoleBackend, ConsoleConnection};
+use crate::sim::object_fields::name_of;
 use crate::state::Inner;
 use bytes::Bytes;
 use sha_crypt::{PasswordHash, PasswordVerifier, ShaCrypt};

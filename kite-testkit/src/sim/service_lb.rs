@@ -4,7 +4,8 @@
 //! publishes the same address on every Ingress it serves, which is what
 //! tells a machine's domain is live.
 
-use crate::sim::{name_of, namespace_of, objects_where, write};
+use crate::sim::object_fields::{name_of, namespace_of};
+use crate::sim::store_io::{objects_where, write};
 use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;

@@ -2,12 +2,13 @@
 //! `CDI` resource, reports `phase` and the `Available` condition, and
 //! removes what it deployed when the resource is deleted.
 
-use super::{
+use super::objects::{
     API_SERVICES, DEPLOYMENTS, SERVICES, VALIDATING, add_finalizer, api_service, deployment, deployment_available,
     drop_finalizer, ensure, image_tag, install_crds, is_deleting, remove, remove_crds, serve_webhooks, service,
     webhook_configuration,
 };
-use crate::sim::{condition, name_of, objects, write};
+use crate::sim::object_fields::{condition, name_of};
+use crate::sim::store_io::{objects, write};
 use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -22,7 +23,8 @@ pub(super) fn step(inner: &Arc<Inner>) {
     let operators: Vec<Value> = objects(inner, "apps", "deployments")
         .into_iter()
         .filter(|d| {
-            name_of(d) == "cdi-operator" && deployment_available(inner, crate::sim::namespace_of(d), "cdi-operator")
+            name_of(d) == "cdi-operator"
+                && deployment_available(inner, crate::sim::object_fields::namespace_of(d), "cdi-operator")
         })
         .collect();
     for cdi in objects(inner, CDI.0, CDI.2) {
@@ -30,7 +32,7 @@ pub(super) fn step(inner: &Arc<Inner>) {
             serve_webhooks(inner, "cdi", "cdi-api", false);
             continue;
         };
-        let namespace = crate::sim::namespace_of(operator).to_string();
+        let namespace = crate::sim::object_fields::namespace_of(operator).to_string();
         if is_deleting(&cdi) {
             uninstall(inner, &cdi, &namespace);
         } else {

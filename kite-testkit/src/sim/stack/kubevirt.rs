@@ -2,12 +2,13 @@
 //! `KubeVirt` resource, reports `phase` and the `Available` condition, and
 //! removes what it deployed when the resource is deleted.
 
-use super::{
+use super::objects::{
     API_SERVICES, DAEMON_SETS, DEPLOYMENTS, SERVICES, VALIDATING, add_finalizer, api_service, daemon_set_ready,
     deployment, deployment_available, drop_finalizer, ensure, image_tag, install_crds, is_deleting, remove,
     remove_crds, serve_webhooks, service, webhook_configuration,
 };
-use crate::sim::{condition, find, name_of, namespace_of, objects, write};
+use crate::sim::object_fields::{condition, name_of, namespace_of};
+use crate::sim::store_io::{find, objects, write};
 use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;

@@ -1,11 +1,12 @@
 //! Longhorn's manager (`longhorn-manager`) and its uninstall job
 //! (`longhorn-manager uninstall`, `controller/uninstall_controller.go`).
 
-use super::{
+use super::objects::{
     DAEMON_SETS, MUTATING, VALIDATING, add_finalizer, daemon_set_ready, ensure, image_tag, remove, serve_webhooks,
     webhook_configuration,
 };
-use crate::sim::{condition, find, name_of, namespace_of, objects, write};
+use crate::sim::object_fields::{condition, name_of, namespace_of};
+use crate::sim::store_io::{find, objects, write};
 use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -26,7 +27,7 @@ const WEBHOOK_SERVICE: &str = "longhorn-admission-webhook";
 /// The kinds of Longhorn's objects the simulation makes.
 const KINDS: [(&str, &str, &str); 2] = [NODES, SETTINGS];
 
-pub(super) fn step(inner: &Arc<Inner>, rules: &crate::sim::Rules) {
+pub(super) fn step(inner: &Arc<Inner>, rules: &crate::sim::rules::Rules) {
     uninstall_job(inner, rules);
     let running = daemon_set_ready(inner, NAMESPACE, MANAGER);
     serve_webhooks(inner, NAMESPACE, WEBHOOK_SERVICE, running);
@@ -93,7 +94,7 @@ fn manage_node(inner: &Arc<Inner>, node: &str) {
 /// `"true"`; otherwise Longhorn's objects (their finalizers released), its
 /// webhooks unless the rules say to leave them, its StorageClass and its
 /// manager are removed, and the job completes.
-fn uninstall_job(inner: &Arc<Inner>, rules: &crate::sim::Rules) {
+fn uninstall_job(inner: &Arc<Inner>, rules: &crate::sim::rules::Rules) {
     let Some(job) = find(inner, "batch", "jobs", NAMESPACE, UNINSTALL_JOB) else { return };
     if !job["metadata"]["deletionTimestamp"].is_null() {
         return;
@@ -120,7 +121,7 @@ fn uninstall_job(inner: &Arc<Inner>, rules: &crate::sim::Rules) {
     }
     for api in KINDS {
         for object in objects(inner, api.0, api.2).into_iter().filter(|o| namespace_of(o) == NAMESPACE) {
-            super::drop_finalizer(inner, UNINSTALL_JOB, api, &object, FINALIZER);
+            super::objects::drop_finalizer(inner, UNINSTALL_JOB, api, &object, FINALIZER);
             remove(inner, api, NAMESPACE, name_of(&object));
         }
     }

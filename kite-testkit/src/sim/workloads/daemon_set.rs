@@ -1,9 +1,11 @@
 //! The DaemonSet controller (`pkg/controller/daemon`): one pod per node
 //! (there is one node), replaced when the template changes.
 
+use super::config::WorkloadConfig;
 use super::deployment::template_hash;
-use super::{WorkloadConfig, controlled_by, is_deleting, is_ready, pod_of, report};
-use crate::sim::{delete, name_of, namespace_of, objects, write};
+use super::pods::{controlled_by, is_deleting, is_ready, pod_of, report};
+use crate::sim::object_fields::{name_of, namespace_of};
+use crate::sim::store_io::{delete, objects, write};
 use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;

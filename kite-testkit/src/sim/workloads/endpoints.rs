@@ -2,9 +2,10 @@
 //! lists the pods it selects, the ready ones as ready, with its ports
 //! resolved against the pods' container ports.
 
-use super::{is_deleting, is_ready};
+use super::pods::{is_deleting, is_ready};
 use crate::selector::labels_of;
-use crate::sim::{delete, name_of, namespace_of, objects, owner_reference, write};
+use crate::sim::object_fields::{name_of, namespace_of, owner_reference};
+use crate::sim::store_io::{delete, objects, write};
 use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;

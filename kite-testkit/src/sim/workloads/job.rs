@@ -3,8 +3,9 @@
 //! `backoffLimit` failures, `Failed`. The kubelet finishes a Job's pod one
 //! step after it runs (failing it when it is asked to crash).
 
-use super::{controlled_by, is_deleting, is_ready, pod_of, report};
-use crate::sim::{condition, delete, name_of, namespace_of, objects, write};
+use super::pods::{controlled_by, is_deleting, is_ready, pod_of, report};
+use crate::sim::object_fields::{condition, name_of, namespace_of};
+use crate::sim::store_io::{delete, objects, write};
 use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;

@@ -3,8 +3,10 @@
 //! image cannot be pulled (`ImagePullBackOff`) or it is asked to crash
 //! (`CrashLoopBackOff`). Nothing is started: pods only look run.
 
-use super::{CRASH_ANNOTATION, WorkloadConfig, is_deleting};
-use crate::sim::{condition, find, name_of, namespace_of, objects, write};
+use super::config::{CRASH_ANNOTATION, WorkloadConfig};
+use super::pods::is_deleting;
+use crate::sim::object_fields::{condition, name_of, namespace_of};
+use crate::sim::store_io::{find, objects, write};
 use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;

@@ -23,39 +23,21 @@
 //! - **Job**: pods until `completions` succeed (`Complete`), or `Failed` past
 //!   `backoffLimit`.
 
+mod config;
 mod daemon_set;
 mod deployment;
 mod endpoints;
 mod job;
 mod kubelet;
+mod pods;
 mod replica_set;
 mod stateful_set;
 
+pub use config::{CRASH_ANNOTATION, WorkloadConfig};
+
 use crate::state::Inner;
 use crate::{Error, FakeApiServer};
-use serde_json::Value;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
-
-/// On a pod or a pod template: its containers crash (`CrashLoopBackOff`).
-pub const CRASH_ANNOTATION: &str = "kite-testkit.hy3ons.github.io/crash";
-
-/// How the simulated workloads behave.
-#[derive(Clone, Debug)]
-pub struct WorkloadConfig {
-    /// The time between two steps.
-    pub step: Duration,
-    /// The node pods are scheduled on (created `Ready` when missing).
-    pub node_name: String,
-    /// Images that cannot be pulled: their pods stay `ImagePullBackOff`.
-    pub missing_images: Vec<String>,
-}
-
-impl Default for WorkloadConfig {
-    fn default() -> Self {
-        Self { step: Duration::from_millis(50), node_name: "kite-node-1".into(), missing_images: Vec::new() }
-    }
-}
 
 /// The running workload controllers; they stop when dropped.
 #[derive(Debug)]
@@ -90,49 +72,4 @@ async fn run(weak: Weak<Inner>, config: WorkloadConfig) {
         kubelet::step(&inner, &config);
         endpoints::step(&inner);
     }
-}
-
-/// A pod of `owner`'s template, named `name` and controlled by `owner`
-/// (`api_version` `kind`), for the caller to finish and create.
-fn pod_of(owner: &Value, api_version: &str, kind: &str, name: String) -> Value {
-    let template = &owner["spec"]["template"];
-    let mut metadata = template["metadata"].clone();
-    if !metadata.is_object() {
-        metadata = serde_json::json!({});
-    }
-    metadata["name"] = serde_json::json!(name);
-    metadata["ownerReferences"] = serde_json::json!([crate::sim::owner_reference(owner, api_version, kind)]);
-    serde_json::json!({ "apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"] })
-}
-
-/// Writes `status` into `object` (of `api`) as `manager`, when it changed.
-fn report(inner: &Arc<Inner>, manager: &str, api: (&str, &str, &str), object: &Value, status: Value) {
-    if object["status"] != status {
-        let (namespace, name) = (crate::sim::namespace_of(object), crate::sim::name_of(object));
-        crate::sim::write(inner, manager, api, namespace, Some(name), serde_json::json!({ "status": status }), true);
-    }
-}
-
-/// Whether `object` is controlled by `owner` (a controller owner reference to its uid).
-fn controlled_by(object: &Value, owner: &Value) -> bool {
-    object["metadata"]["ownerReferences"]
-        .as_array()
-        .is_some_and(|refs| refs.iter().any(|r| r["uid"] == owner["metadata"]["uid"] && r["controller"] == true))
-}
-
-/// `spec.replicas`, 1 when unset (the API server's default).
-fn desired_replicas(object: &Value) -> i64 {
-    object["spec"]["replicas"].as_i64().unwrap_or(1)
-}
-
-/// Whether a pod is `Ready`.
-fn is_ready(pod: &Value) -> bool {
-    pod["status"]["conditions"]
-        .as_array()
-        .is_some_and(|c| c.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"))
-}
-
-/// Whether a pod is on its way out.
-fn is_deleting(object: &Value) -> bool {
-    !object["metadata"]["deletionTimestamp"].is_null()
 }

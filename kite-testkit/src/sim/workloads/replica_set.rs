@@ -2,8 +2,9 @@
 //! created or deleted until as many are active as `spec.replicas` asks,
 //! and the set's `status` counting them.
 
-use super::{controlled_by, desired_replicas, is_deleting, is_ready, pod_of, report};
-use crate::sim::{delete, name_of, namespace_of, objects, write};
+use super::pods::{controlled_by, desired_replicas, is_deleting, is_ready, pod_of, report};
+use crate::sim::object_fields::{name_of, namespace_of};
+use crate::sim::store_io::{delete, objects, write};
 use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;

@@ -6,8 +6,9 @@
 //! template rolls out from the highest ordinal down, one pod at a time.
 
 use super::deployment::template_hash;
-use super::{controlled_by, desired_replicas, is_deleting, is_ready, pod_of, report};
-use crate::sim::{delete, find, name_of, namespace_of, objects, write};
+use super::pods::{controlled_by, desired_replicas, is_deleting, is_ready, pod_of, report};
+use crate::sim::object_fields::{name_of, namespace_of};
+use crate::sim::store_io::{delete, find, objects, write};
 use crate::state::Inner;
 use serde_json::{Value, json};
 use std::sync::Arc;

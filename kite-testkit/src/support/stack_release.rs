@@ -22,11 +22,11 @@ pub const LONGHORN: &str = "v1.10.0";
 
 /// The files, by name, as their upstream releases name them.
 const FILES: [(&str, &str, &str); 5] = [
-    ("kubevirt-operator.yaml", KUBEVIRT, include_str!("../fixtures/stack/kubevirt-operator.yaml")),
-    ("kubevirt-cr.yaml", KUBEVIRT, include_str!("../fixtures/stack/kubevirt-cr.yaml")),
-    ("cdi-operator.yaml", CDI, include_str!("../fixtures/stack/cdi-operator.yaml")),
-    ("cdi-cr.yaml", CDI, include_str!("../fixtures/stack/cdi-cr.yaml")),
-    ("longhorn.yaml", LONGHORN, include_str!("../fixtures/stack/longhorn.yaml")),
+    ("kubevirt-operator.yaml", KUBEVIRT, include_str!("../../fixtures/stack/kubevirt-operator.yaml")),
+    ("kubevirt-cr.yaml", KUBEVIRT, include_str!("../../fixtures/stack/kubevirt-cr.yaml")),
+    ("cdi-operator.yaml", CDI, include_str!("../../fixtures/stack/cdi-operator.yaml")),
+    ("cdi-cr.yaml", CDI, include_str!("../../fixtures/stack/cdi-cr.yaml")),
+    ("longhorn.yaml", LONGHORN, include_str!("../../fixtures/stack/longhorn.yaml")),
 ];
 
 /// The versions to write the release at.
