@@ -17,7 +17,8 @@ mod common;
 
 use common::full_run;
 use k8s_openapi::api::core::v1::Namespace;
-use kite_bin::api::{Options, app, serve, state};
+use kite_bin::api::{Options, state};
+use kite_bin::app::{app, serve};
 use kite_core::api::*;
 use kite_testkit::FakeApiServer;
 use kite_testkit::fixtures::{a_user, a_vm};

@@ -18,12 +18,13 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 //!
-//! The HTTP application is public ([`api::state()`] and [`api::app`]), so it
+//! The HTTP application is public ([`api::state()`] and [`app::app`]), so it
 //! can be driven in-process with `tower::ServiceExt::oneshot`, without a
 //! listener (see `tests/api_in_process.rs`).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod api;
+pub mod app;
 mod cluster;
 mod controller;
 mod crds;
@@ -35,6 +36,7 @@ mod demo;
 pub mod gateway;
 mod hash_password;
 pub mod manifests;
+mod names;
 mod net_arg;
 pub mod operate;
 mod probes;
@@ -65,7 +67,7 @@ enum Command {
     /// Run the whole platform on this machine, in memory, on loopback: the way to try Kite.
     Demo(demo::DemoArgs),
     /// Serve the HTTP API (`/api/v1`) and the web UI.
-    Api(api::ApiArgs),
+    Api(app::ApiArgs),
     /// Run the reconcilers: tenants, machines, storage and the gateway's exposure.
     Controller(controller::ControllerArgs),
     /// Run the SSH gateway: with the routes of a TOML file (`--config`), or routing to the cluster's machines (`--kube`).
@@ -94,7 +96,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::HashPassword => hash_password::run(),
         Command::Gateway(args) => runtime().and_then(|r| r.block_on(gateway::run(args))),
         Command::Demo(args) => runtime().and_then(|r| r.block_on(demo::run(args))),
-        Command::Api(args) => runtime().and_then(|r| r.block_on(api::run(args))),
+        Command::Api(args) => runtime().and_then(|r| r.block_on(app::run(args))),
         Command::Controller(args) => runtime().and_then(|r| r.block_on(controller::run(args))),
         Command::Install(args) => runtime().and_then(|r| r.block_on(operate::install::run(args))),
         Command::Upgrade(args) => runtime().and_then(|r| r.block_on(operate::upgrade::run(args))),

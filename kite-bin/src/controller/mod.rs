@@ -151,6 +151,19 @@ pub async fn run(args: ControllerArgs) -> anyhow::Result<()> {
         run_reconcilers(client, &settings, metrics, stop).await;
         return Ok(());
     }
+    run_when_leading(client, &settings, metrics, &probes, leading_gauge, stop).await
+}
+
+/// Reconciles while this replica holds the Lease, stands by while another
+/// does, and releases the Lease when `stop` says so.
+async fn run_when_leading(
+    client: kube::Client,
+    settings: &Settings,
+    metrics: Metrics,
+    probes: &Probes,
+    leading_gauge: Gauge<i64>,
+    stop: watch::Receiver<bool>,
+) -> anyhow::Result<()> {
     let manager = LeaseManagerBuilder::new(client.clone(), LEASE_NAME)
         .with_namespace(&settings.namespace)
         .with_identity(&settings.identity)
@@ -185,7 +198,7 @@ pub async fn run(args: ControllerArgs) -> anyhow::Result<()> {
             }
             let _ = lost_sender.send(true);
         });
-        run_reconcilers(client.clone(), &settings, metrics.clone(), lost).await;
+        run_reconcilers(client.clone(), settings, metrics.clone(), lost).await;
         forward.abort();
         leading_gauge.set(0);
         if *stop.borrow() {

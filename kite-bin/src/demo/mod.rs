@@ -123,27 +123,8 @@ pub async fn run_until(
     std::fs::create_dir_all(&guests_dir).with_context(|| format!("creating {}", guests_dir.display()))?;
     let login_user = login_user()?;
 
-    // The cluster: the API server, its simulated runtime and load balancer.
-    let server = FakeApiServer::new().context("starting the in-memory API server")?;
-    for crd in kite_core::api::crds() {
-        server.install_crd(&crd).context("installing Kite's CRDs")?;
-    }
-    let step = Duration::from_millis(250);
-    let import_steps = u32::try_from((args.import_seconds * 1000 / 250).max(1)).unwrap_or(u32::MAX);
-    let simulation = SimulationConfig {
-        step,
-        import_steps,
-        clone_steps: 12,
-        load_balancer_ip: Some(args.ssh.ip().to_string()),
-        ..SimulationConfig::default()
-    };
-    let _simulation =
-        kite_testkit::sim::start(&server, simulation).context("starting the simulated KubeVirt and CDI")?;
-    let kube =
-        server.listen(args.kube).await.with_context(|| format!("listening on {} for the Kubernetes API", args.kube))?;
-    let kubeconfig = args.kubeconfig_out.clone().unwrap_or_else(|| state_dir.join("kubeconfig"));
-    kite_testkit::kubeconfig::write(&kubeconfig, kube).with_context(|| format!("writing {}", kubeconfig.display()))?;
-    let client = server.client();
+    let cluster = start_cluster(&args, &state_dir).await?;
+    let client = cluster.server.client();
     platform::install(&client, args.ssh).await?;
 
     // The controller.
@@ -164,7 +145,7 @@ pub async fn run_until(
 
     // The machines' guests and the gateway routing to them.
     let guests = Arc::new(kite_testkit::sim::start_guests(
-        &server,
+        &cluster.server,
         GuestConfig {
             root: guests_dir,
             login_user: login_user.clone(),
@@ -173,63 +154,15 @@ pub async fn run_until(
             ssh: machine_ssh,
         },
     ));
-    let host_key = kite_ssh::host_key::load_or_generate(&state_dir.join("gateway_host_key"))
-        .context("loading the gateway's host key")?;
-    let backend = KubeBackend::start(client.clone(), guests::Resolver(guests.clone())).with_upstream_user(login_user);
-    let ssh_listener =
-        tokio::net::TcpListener::bind(args.ssh).await.with_context(|| format!("listening on {} for SSH", args.ssh))?;
-    // The gateway keeps audit events and recordings under the state folder, as the platform says.
-    let audit_dir = state_dir.join("audit");
-    let recording =
-        store::platform_setting(&client).await.context("reading the KitePlatform's session recording settings")?;
-    let cluster = store::Cluster { client: &client, namespace: "kite" };
-    let store = SwitchStore::new(store::build(&recording, Some(&audit_dir), &cluster).await);
-    store::follow(client.clone(), "kite".into(), store.clone(), Some(audit_dir), recording);
-    let router = Router::with_audit(backend, host_key, RouterOptions::default(), Arc::new(store.clone()));
-    let control_token = crate::gateway::random_token();
-    let control =
-        Control::new(router.sessions(), store, &control_token).serve(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
-    let mut gateway_stop = stop_sender.subscribe();
-    let gateway = tokio::spawn(async move {
-        let until = async move {
-            let _ = gateway_stop.wait_for(|s| *s).await;
-        };
-        if let Err(error) = router.serve(ssh_listener, until).await {
-            tracing::error!(%error, "the SSH gateway stopped");
-        }
-    });
-
-    // The API and the web UI. The API talks to the API server over loopback
-    // TCP, as on a cluster: the serial console is a WebSocket upgrade, which
-    // needs a connection that an in-process client does not have.
-    let api_client = kube::Client::try_from(kube::Config::new(
-        format!("http://{kube}").parse().context("the API server's address as a URL")?,
-    ))
-    .context("a client of the in-memory API server")?;
-    let state = crate::api::state(
-        api_client,
-        "kite",
-        // The demo listens on loopback only: its first account is its admin.
-        crate::api::Options {
-            first_signup_is_admin: true,
-            gateway: Some(GatewayControl::new(&control.to_string(), &control_token)),
-            ..crate::api::Options::default()
-        },
-    )
-    .await?;
-    let http_listener = tokio::net::TcpListener::bind(args.http)
-        .await
-        .with_context(|| format!("listening on {} for the web UI", args.http))?;
-    let mut api_stop = stop_sender.subscribe();
-    let api = tokio::spawn(crate::api::serve(http_listener, crate::api::app(state)?, async move {
-        let _ = api_stop.wait_for(|s| *s).await;
-    }));
+    let resolver = guests::Resolver(guests.clone());
+    let gateway = start_gateway(&args, &state_dir, &client, resolver, login_user, &stop_sender).await?;
+    let api = start_api(&args, cluster.kube, &gateway.control, &stop_sender).await?;
 
     println!("Kite demo is running. Its state is kept in memory: stopping it forgets every account and machine.");
     println!();
     println!("  Web UI:      http://{}/", args.http);
     println!("  SSH:         ssh -p {} <sshId>@{}", args.ssh.port(), args.ssh.ip());
-    println!("  kubectl:     kubectl --kubeconfig {} get kiteusers,ktvm -A", kubeconfig.display());
+    println!("  kubectl:     kubectl --kubeconfig {} get kiteusers,ktvm -A", cluster.kubeconfig.display());
     println!("  Machines:    {}", machine_ssh.describe());
     println!();
     println!("Open the web UI, sign up (the first account is the admin), create a machine, and connect.");
@@ -240,7 +173,7 @@ pub async fn run_until(
     let _ = stop_sender.send(true);
     let stopped = tokio::time::timeout(Duration::from_secs(10), async {
         let _ = api.await;
-        let _ = gateway.await;
+        let _ = gateway.task.await;
         let _ = controller.await;
     })
     .await;
@@ -248,8 +181,121 @@ pub async fn run_until(
         tracing::warn!("some parts did not stop within 10 s");
     }
     drop(guests);
+    drop(cluster);
     println!("Stopped.");
     Ok(())
+}
+
+/// The demo's cluster: the in-memory API server listening on `--kube`, its
+/// simulated runtime (running while this is kept), and its kubeconfig.
+struct Cluster {
+    server: FakeApiServer,
+    _simulation: kite_testkit::sim::Simulation,
+    kube: SocketAddr,
+    kubeconfig: PathBuf,
+}
+
+/// Starts the API server with Kite's CRDs, the simulated KubeVirt and CDI
+/// with a load balancer on the SSH address, and writes the kubeconfig.
+async fn start_cluster(args: &DemoArgs, state_dir: &std::path::Path) -> anyhow::Result<Cluster> {
+    let server = FakeApiServer::new().context("starting the in-memory API server")?;
+    for crd in kite_core::api::crds() {
+        server.install_crd(&crd).context("installing Kite's CRDs")?;
+    }
+    let step = Duration::from_millis(250);
+    let import_steps = u32::try_from((args.import_seconds * 1000 / 250).max(1)).unwrap_or(u32::MAX);
+    let simulation = SimulationConfig {
+        step,
+        import_steps,
+        clone_steps: 12,
+        load_balancer_ip: Some(args.ssh.ip().to_string()),
+        ..SimulationConfig::default()
+    };
+    let simulation =
+        kite_testkit::sim::start(&server, simulation).context("starting the simulated KubeVirt and CDI")?;
+    let kube =
+        server.listen(args.kube).await.with_context(|| format!("listening on {} for the Kubernetes API", args.kube))?;
+    let kubeconfig = args.kubeconfig_out.clone().unwrap_or_else(|| state_dir.join("kubeconfig"));
+    kite_testkit::kubeconfig::write(&kubeconfig, kube).with_context(|| format!("writing {}", kubeconfig.display()))?;
+    Ok(Cluster { server, _simulation: simulation, kube, kubeconfig })
+}
+
+/// The running gateway: its task, and how `kite api` reaches its control API.
+struct Gateway {
+    task: tokio::task::JoinHandle<()>,
+    control: GatewayControl,
+}
+
+/// Starts the gateway on `--ssh`, routing to the guests, keeping audit
+/// events and recordings under the state folder as the platform says, with
+/// its control API on loopback.
+async fn start_gateway(
+    args: &DemoArgs,
+    state_dir: &std::path::Path,
+    client: &kube::Client,
+    resolver: guests::Resolver,
+    login_user: String,
+    stop_sender: &watch::Sender<bool>,
+) -> anyhow::Result<Gateway> {
+    let host_key = kite_ssh::host_key::load_or_generate(&state_dir.join("gateway_host_key"))
+        .context("loading the gateway's host key")?;
+    let backend = KubeBackend::start(client.clone(), resolver).with_upstream_user(login_user);
+    let ssh_listener =
+        tokio::net::TcpListener::bind(args.ssh).await.with_context(|| format!("listening on {} for SSH", args.ssh))?;
+    let audit_dir = state_dir.join("audit");
+    let recording =
+        store::platform_setting(client).await.context("reading the KitePlatform's session recording settings")?;
+    let cluster = store::Cluster { client, namespace: "kite" };
+    let store = SwitchStore::new(store::build(&recording, Some(&audit_dir), &cluster).await);
+    store::follow(client.clone(), "kite".into(), store.clone(), Some(audit_dir), recording);
+    let router = Router::with_audit(backend, host_key, RouterOptions::default(), Arc::new(store.clone()));
+    let control_token = crate::gateway::random_token();
+    let control =
+        Control::new(router.sessions(), store, &control_token).serve(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+    let mut gateway_stop = stop_sender.subscribe();
+    let task = tokio::spawn(async move {
+        let until = async move {
+            let _ = gateway_stop.wait_for(|s| *s).await;
+        };
+        if let Err(error) = router.serve(ssh_listener, until).await {
+            tracing::error!(%error, "the SSH gateway stopped");
+        }
+    });
+    Ok(Gateway { task, control: GatewayControl::new(&control.to_string(), &control_token) })
+}
+
+/// Starts the API and the web UI on `--http`. The API talks to the API
+/// server over loopback TCP, as on a cluster: the serial console is a
+/// WebSocket upgrade, which needs a connection that an in-process client
+/// does not have.
+async fn start_api(
+    args: &DemoArgs,
+    kube: SocketAddr,
+    gateway: &GatewayControl,
+    stop_sender: &watch::Sender<bool>,
+) -> anyhow::Result<tokio::task::JoinHandle<anyhow::Result<()>>> {
+    let api_client = kube::Client::try_from(kube::Config::new(
+        format!("http://{kube}").parse().context("the API server's address as a URL")?,
+    ))
+    .context("a client of the in-memory API server")?;
+    let state = crate::api::state(
+        api_client,
+        "kite",
+        // The demo listens on loopback only: its first account is its admin.
+        crate::api::Options {
+            first_signup_is_admin: true,
+            gateway: Some(gateway.clone()),
+            ..crate::api::Options::default()
+        },
+    )
+    .await?;
+    let http_listener = tokio::net::TcpListener::bind(args.http)
+        .await
+        .with_context(|| format!("listening on {} for the web UI", args.http))?;
+    let mut api_stop = stop_sender.subscribe();
+    Ok(tokio::spawn(crate::app::serve(http_listener, crate::app::app(state)?, async move {
+        let _ = api_stop.wait_for(|s| *s).await;
+    })))
 }
 
 #[cfg(test)]

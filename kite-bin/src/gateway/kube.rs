@@ -1,7 +1,7 @@
 //! `kite gateway --kube`: the SSH router with kite-ssh's Kubernetes
 //! backend, its host key from a Secret (or a file), and probes.
 
-use super::GatewayArgs;
+use super::args::GatewayArgs;
 use super::control::Control;
 use super::store::{self, SwitchStore};
 use crate::probes::Probes;

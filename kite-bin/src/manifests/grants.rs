@@ -307,7 +307,7 @@ fn api(namespaces: &Namespaces) -> Vec<Grant> {
         ),
         named(
             grant(Api, platform(), "", &["secrets"], &["get"], "the gateway's control token (the sessions pages)"),
-            &[crate::gateway::CONTROL_TOKEN_SECRET],
+            &[crate::names::CONTROL_TOKEN_SECRET],
         ),
         grant(
             Api,
@@ -363,8 +363,8 @@ fn gateway(namespaces: &Namespaces) -> Vec<Grant> {
                 "its host key and control token, shared by its replicas; the S3 store's keys",
             ),
             &[
-                crate::gateway::HOST_KEY_SECRET,
-                crate::gateway::CONTROL_TOKEN_SECRET,
+                crate::names::HOST_KEY_SECRET,
+                crate::names::CONTROL_TOKEN_SECRET,
                 kite_core::api::s3_credentials::SECRET,
             ],
         ),

@@ -3,17 +3,17 @@
 use crate::api::error::{ApiError, ApiResult, ErrorBody};
 use crate::api::json::Body;
 use crate::api::models::{PublicUser, UserEnvelope};
-use crate::api::rate_limit;
-use crate::api::reservation::{Claims, Holder, Kind, Refusal};
 use crate::api::state::{AppState, by};
 use crate::api::validate;
+use crate::api::{rate_limit, signup};
 use axum::Json;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum_extra::extract::CookieJar;
-use kite_core::api::{AccessLevel, KiteUser, KiteUserSpec, SignupMode};
+use kite_core::api::KiteUser;
 use kube::Api;
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::ResourceExt;
+use kube::api::{Patch, PatchParams};
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use utoipa::ToSchema;
@@ -108,20 +108,7 @@ pub async fn signup(
     let email = validate::email(&request.email)?;
     validate::password("password", &request.password)?;
     let rules = state.platform_spec().signup;
-    let has_admin = state.has_admin();
-    let becomes_admin = !has_admin && rules.names_admin(&email);
-    if !has_admin && !becomes_admin && !state.first_signup_is_admin {
-        tracing::warn!("a sign-up was refused: the platform has no admin yet (KitePlatform spec.signup.adminEmail)");
-        return Err(ApiError::forbidden(
-            "this platform is not open yet: its administrator has not signed up; try again later",
-        ));
-    }
-    if !rules.admits(&email) {
-        return Err(ApiError::forbidden(match rules.mode {
-            SignupMode::Closed => "sign-up is closed on this platform; ask an admin for an account",
-            _ => "sign-up here is by invitation; ask an admin to invite your email address",
-        }));
-    }
+    let becomes_admin = signup::may_sign_up(&rules, state.has_admin(), state.first_signup_is_admin, &email)?;
     let client = crate::api::client_address::client_address(peer.ip(), &headers, &state.trusted_proxies);
     if let Some(wait) = state.signups.refused_for(&rules, client) {
         tracing::warn!(%client, "sign-ups limited");
@@ -139,49 +126,9 @@ pub async fn signup(
         return Err(ApiError::conflict("this username is taken; choose another"));
     }
     state.signups.count(&rules, client);
-    let name = format!("ku-{}", uuid::Uuid::new_v4());
-    let mut claims = Claims::new(&state.reservations, Holder::User(name.clone()));
-    let created = async {
-        claims.take(Kind::Email, &email_key).await.map_err(|r| {
-            r.answer("reserving an email", "an account with this email already exists; sign in instead")
-        })?;
-        claims
-            .take(Kind::Username, &username_key)
-            .await
-            .map_err(|r| r.answer("reserving a username", "this username is taken; choose another"))?;
-        let level = if becomes_admin {
-            AccessLevel::Admin
-        } else if state.first_signup_is_admin && state.users.is_empty() {
-            match claims.take(Kind::FirstAdmin, "").await {
-                Ok(()) => AccessLevel::Admin,
-                Err(Refusal::Taken) => AccessLevel::ReadOnly,
-                Err(Refusal::Kube(error)) => return Err(ApiError::from_kube("reserving the first admin", error)),
-            }
-        } else {
-            AccessLevel::ReadOnly
-        };
-        let hash = state.hashing.hash(request.password.clone()).await?;
-        let user = KiteUser::new(
-            &name,
-            KiteUserSpec {
-                username: username.clone(),
-                email: email.clone(),
-                password: hash,
-                namespace: format!("kite-user-{name}"),
-                profile_image: String::new(),
-                access_level: level,
-                ssh_authorized_keys: Vec::new(),
-                session_generation: 0,
-            },
-        );
-        Api::<KiteUser>::all(state.client.clone())
-            .create(&PostParams::default(), &user)
-            .await
-            .map_err(|error| ApiError::from_kube("creating a user", error))
-    }
-    .await;
-    let user = claims.settle(created).await?;
-    tracing::info!(user = %name, level = user.spec.access_level.as_u8(), "signed up");
+    let account = signup::Account { username, email, password: request.password, becomes_admin };
+    let user = signup::create(&state, account).await?;
+    tracing::info!(user = %user.name_any(), level = user.spec.access_level.as_u8(), "signed up");
     state.users.upsert(user.clone());
     let (jar, body) = start_session(&state, &headers, &user, "your account is ready")?;
     Ok((StatusCode::CREATED, jar, body))

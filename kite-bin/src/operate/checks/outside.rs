@@ -2,7 +2,7 @@
 //! public URL answers `/api/v1/health`, and the public SSH address presents
 //! the host key that the Secret `kite-gateway-host-key` holds.
 
-use crate::gateway::HOST_KEY_SECRET;
+use crate::names::HOST_KEY_SECRET;
 use crate::operate::plan::Check;
 use k8s_openapi::api::core::v1::Secret;
 use kite_core::ssh_secret;

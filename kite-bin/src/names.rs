@@ -1,0 +1,9 @@
+//! The names of the objects Kite's deployment makes for itself, which more
+//! than one component (the gateway, the API, the RBAC table, the operator's
+//! checks) must agree on.
+
+/// The default name of the Secret holding the gateway's control token.
+pub const CONTROL_TOKEN_SECRET: &str = "kite-gateway-control";
+
+/// The default name of the Secret holding the gateway's host key.
+pub const HOST_KEY_SECRET: &str = "kite-gateway-host-key";
