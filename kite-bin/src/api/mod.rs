@@ -12,7 +12,7 @@
 //! | [`auth`] | the signed-in [`auth::Caller`], CSRF and same-origin checks |
 //! | [`reservation`] | race-free unique names |
 //! | [`rate_limit`], [`client_address`] | sign-in attempt limits, and whose address counts |
-//! | [`machines`], [`offers`], [`signup`] | the services: what creating, changing and claiming a machine means, who may sign up and making the account |
+//! | [`machines`], [`offers`], [`users`] | the services: what creating, changing and claiming a machine means; who may sign up or change a level, and those writes |
 //! | [`validate`] | the rules a field must keep |
 //! | [`hashing`] | password hashes, off the async runtime |
 //! | [`routes`] | the HTTP handlers, thin: extract, call a service, answer |
@@ -37,10 +37,10 @@ pub mod rate_limit;
 pub mod reservation;
 pub mod routes;
 pub mod session;
-pub mod signup;
 pub mod ssh_keys;
 pub mod ssh_sessions;
 pub mod state;
+pub mod users;
 pub mod validate;
 
 use anyhow::Context as _;

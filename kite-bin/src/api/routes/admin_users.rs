@@ -1,17 +1,18 @@
 //! `admin/users`: the users, their levels, and deleting one with their machines.
 
-use crate::api::auth::{Caller, level_name};
+use crate::api::auth::Caller;
 use crate::api::error::{ApiError, ApiResult, ErrorBody};
 use crate::api::json::Body;
 use crate::api::machines::request_deletion;
 use crate::api::models::{Message, PublicUser, UserEnvelope, UsersEnvelope};
 use crate::api::state::{AppState, by};
+use crate::api::users;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use kite_core::api::{AccessLevel, KiteUser};
 use kube::Api;
-use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::api::DeleteParams;
 use serde::Deserialize;
 use std::sync::Arc;
 use utoipa::ToSchema;
@@ -60,24 +61,11 @@ pub async fn set_level(
     let level = AccessLevel::from_u8(change.access_level)
         .ok_or_else(|| ApiError::invalid("access_level", "use 0 (read-only), 1 (user), 2 (manager) or 3 (admin)"))?;
     let user = find(&state, &name)?;
-    if user.metadata.name.as_deref() == Some(caller.name()) {
-        return Err(ApiError::conflict("you cannot change your own level; ask another admin"));
-    }
-    if caller.level() < AccessLevel::Admin && (level > AccessLevel::User || user.spec.access_level > AccessLevel::User)
-    {
-        return Err(ApiError::forbidden(format!(
-            "a {} may move users between read-only and user only; ask an admin",
-            level_name(caller.level())
-        )));
-    }
-    let patch = serde_json::json!({ "spec": { "access_level": level.as_u8() } });
+    let own = user.metadata.name.as_deref() == Some(caller.name());
+    users::may_set_level(caller.level(), own, user.spec.access_level, level)?;
     let object = user.metadata.name.clone().unwrap_or_default();
-    let updated = Api::<KiteUser>::all(state.client.clone())
-        .patch(&object, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(|error| ApiError::from_kube("changing a level", error))?;
+    let updated = users::set_level(&state, &object, level).await?;
     tracing::info!(by = caller.name(), user = %object, level = level.as_u8(), "level changed");
-    state.users.upsert(updated.clone());
     Ok(Json(UserEnvelope { user: PublicUser::from(&updated) }))
 }
 

@@ -5,7 +5,7 @@ use crate::api::json::Body;
 use crate::api::models::{PublicUser, UserEnvelope};
 use crate::api::state::{AppState, by};
 use crate::api::validate;
-use crate::api::{rate_limit, signup};
+use crate::api::{rate_limit, users};
 use axum::Json;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -108,7 +108,7 @@ pub async fn signup(
     let email = validate::email(&request.email)?;
     validate::password("password", &request.password)?;
     let rules = state.platform_spec().signup;
-    let becomes_admin = signup::may_sign_up(&rules, state.has_admin(), state.first_signup_is_admin, &email)?;
+    let becomes_admin = users::may_sign_up(&rules, state.has_admin(), state.first_signup_is_admin, &email)?;
     let client = crate::api::client_address::client_address(peer.ip(), &headers, &state.trusted_proxies);
     if let Some(wait) = state.signups.refused_for(&rules, client) {
         tracing::warn!(%client, "sign-ups limited");
@@ -126,8 +126,8 @@ pub async fn signup(
         return Err(ApiError::conflict("this username is taken; choose another"));
     }
     state.signups.count(&rules, client);
-    let account = signup::Account { username, email, password: request.password, becomes_admin };
-    let user = signup::create(&state, account).await?;
+    let account = users::Account { username, email, password: request.password, becomes_admin };
+    let user = users::create(&state, account).await?;
     tracing::info!(user = %user.name_any(), level = user.spec.access_level.as_u8(), "signed up");
     state.users.upsert(user.clone());
     let (jar, body) = start_session(&state, &headers, &user, "your account is ready")?;

@@ -1,14 +1,15 @@
-//! The users service's sign-up: who may sign up on this platform (a pure
-//! rule of the platform's settings), and making the account (the unique
-//! names reserved, the password hashed, the `KiteUser` written). The HTTP
-//! handler (`routes/auth.rs`) only extracts, calls these and answers.
+//! The users service, as `machines` is for machines: each rule a pure
+//! function ([`may_sign_up`], [`may_set_level`]) and each write its own
+//! ([`create`], [`set_level`]). The HTTP handlers (`routes/auth.rs`,
+//! `routes/admin_users.rs`) only extract, call these and answer.
 
+use crate::api::auth::level_name;
 use crate::api::error::ApiError;
 use crate::api::reservation::{Claims, Holder, Kind, Refusal};
 use crate::api::state::AppState;
 use kite_core::api::{AccessLevel, KiteUser, KiteUserSpec, SignupMode, SignupSpec};
 use kube::Api;
-use kube::api::PostParams;
+use kube::api::{Patch, PatchParams, PostParams};
 
 /// Whether the account of `email` may sign up under `rules`: `Ok(true)`
 /// when it becomes the platform's admin (the admin's email, before there
@@ -95,4 +96,56 @@ pub async fn create(state: &AppState, account: Account) -> Result<KiteUser, ApiE
     }
     .await;
     claims.settle(created).await
+}
+
+/// Whether a caller of level `caller` may give the user now at `current`
+/// the level `wanted`: managers move users between read-only and user
+/// only, and nobody changes their own level (`own`).
+pub fn may_set_level(
+    caller: AccessLevel,
+    own: bool,
+    current: AccessLevel,
+    wanted: AccessLevel,
+) -> Result<(), ApiError> {
+    if own {
+        return Err(ApiError::conflict("you cannot change your own level; ask another admin"));
+    }
+    if caller < AccessLevel::Admin && (wanted > AccessLevel::User || current > AccessLevel::User) {
+        return Err(ApiError::forbidden(format!(
+            "a {} may move users between read-only and user only; ask an admin",
+            level_name(caller)
+        )));
+    }
+    Ok(())
+}
+
+/// Writes the level of the user `object`, and keeps the cache in step.
+pub async fn set_level(state: &AppState, object: &str, level: AccessLevel) -> Result<KiteUser, ApiError> {
+    let patch = serde_json::json!({ "spec": { "access_level": level.as_u8() } });
+    let updated = Api::<KiteUser>::all(state.client.clone())
+        .patch(object, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|error| ApiError::from_kube("changing a level", error))?;
+    state.users.upsert(updated.clone());
+    Ok(updated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use AccessLevel::{Admin, Manager, ReadOnly, User};
+
+    #[test]
+    fn managers_move_users_between_read_only_and_user_only() {
+        assert!(may_set_level(Manager, false, ReadOnly, User).is_ok());
+        assert!(may_set_level(Manager, false, User, ReadOnly).is_ok());
+        assert!(may_set_level(Manager, false, User, Manager).is_err(), "a manager cannot make a manager");
+        assert!(may_set_level(Manager, false, Manager, User).is_err(), "nor demote one");
+        assert!(may_set_level(Admin, false, Manager, Admin).is_ok());
+    }
+
+    #[test]
+    fn nobody_changes_their_own_level() {
+        assert!(may_set_level(Admin, true, Admin, User).is_err());
+    }
 }
