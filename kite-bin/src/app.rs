@@ -84,7 +84,8 @@ pub fn app(state: AppState) -> anyhow::Result<Router> {
         .route("/healthz", get(|| async { "ok\n" }))
         .layer(middleware::from_fn_with_state(state.clone(), https::force_https))
         .with_state(state)
-        .layer(DefaultBodyLimit::max(BODY_LIMIT)))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(middleware::from_fn(crate::api::error_log::log_errors)))
 }
 
 /// Answers 503 until the caches hold the cluster's objects (health still answers).

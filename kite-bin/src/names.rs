@@ -7,3 +7,6 @@ pub const CONTROL_TOKEN_SECRET: &str = "kite-gateway-control";
 
 /// The default name of the Secret holding the gateway's host key.
 pub const HOST_KEY_SECRET: &str = "kite-gateway-host-key";
+
+/// The field of the control token's Secret that holds the token.
+pub const CONTROL_TOKEN_FIELD: &str = "token";

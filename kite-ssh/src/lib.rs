@@ -19,6 +19,8 @@
 pub mod audit;
 pub mod backend;
 mod budget;
+#[cfg(feature = "control")]
+pub mod control;
 mod error;
 mod handler;
 pub mod host_key;

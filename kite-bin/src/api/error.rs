@@ -1,7 +1,10 @@
 //! The API's one error type: a status code and a sentence for people.
 //!
 //! Every error leaves the server as `{"message": "..."}`. Internal details
-//! (object names, raw API server errors) go to the log, never to the user.
+//! (object names, raw API server errors) go to the log, never to the user:
+//! an error keeps them as its [`Cause`], which travels in the response's
+//! extensions to [`crate::api::error_log`]'s middleware, and that writes
+//! the log line, with the request's method and path, once per answer.
 
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -15,6 +18,29 @@ pub struct ApiError {
     status: StatusCode,
     message: Cow<'static, str>,
     retry_after: Option<u64>,
+    cause: Option<Cause>,
+}
+
+/// What the log gets of an error and the user does not: what the server
+/// was doing, the underlying error, and how loud the line is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cause {
+    /// What the server was doing (`"creating a machine"`).
+    pub doing: String,
+    /// The underlying error, as text.
+    pub error: String,
+    /// The log level: an answer the server expected (a refusal by the
+    /// schema, a lost race) is [`Severity::Expected`], a fault [`Severity::Fault`].
+    pub severity: Severity,
+}
+
+/// How loud an error's log line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// The cluster answered as it may (a refusal, a conflict): `info`.
+    Expected,
+    /// Something is wrong on the server's side: `error`.
+    Fault,
 }
 
 /// The body of every error answer.
@@ -27,7 +53,12 @@ pub struct ErrorBody {
 impl ApiError {
     /// An answer with `status` and `message`.
     pub fn new(status: StatusCode, message: impl Into<Cow<'static, str>>) -> Self {
-        Self { status, message: message.into(), retry_after: None }
+        Self { status, message: message.into(), retry_after: None, cause: None }
+    }
+
+    /// The same answer, with `cause` for the log.
+    pub fn because(self, doing: &str, error: impl std::fmt::Display, severity: Severity) -> Self {
+        Self { cause: Some(Cause { doing: doing.to_string(), error: error.to_string(), severity }), ..self }
     }
 
     /// 400: the request cannot be read.
@@ -75,10 +106,10 @@ impl ApiError {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, message)
     }
 
-    /// 500, after logging what happened (`doing` says what the server was doing).
+    /// 500; what happened is logged when the answer leaves (`doing` says what the server was doing).
     pub fn internal(doing: &str, error: impl std::fmt::Display) -> Self {
-        tracing::error!(%error, doing, "request failed");
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "something went wrong on our side; try again, or ask an admin")
+            .because(doing, error, Severity::Fault)
     }
 
     /// The status code.
@@ -91,29 +122,41 @@ impl ApiError {
         &self.message
     }
 
+    /// What the log gets, when there is more than the sentence.
+    pub fn cause(&self) -> Option<&Cause> {
+        self.cause.as_ref()
+    }
+
+    /// `response` carrying this error's [`Cause`] to the log middleware: for
+    /// pages that show the error's sentence in HTML of their own.
+    pub fn carried_by(&self, mut response: Response) -> Response {
+        if let Some(cause) = &self.cause {
+            response.extensions_mut().insert(cause.clone());
+        }
+        response
+    }
+
     /// Maps an error of the Kubernetes API: a refusal by the CRD schema is a
     /// 422 with the schema's sentence, a lost optimistic-lock race a 409, an
-    /// unreachable cluster a 503; anything else is logged and is a 500.
+    /// unreachable cluster a 503; anything else is a 500. The API server's
+    /// own words go to the log, as the [`Cause`].
     pub fn from_kube(doing: &str, error: kube::Error) -> Self {
-        match &error {
-            kube::Error::Api(status) if status.code == 422 || status.code == 400 => {
-                tracing::info!(%error, doing, "the API server refused the change");
-                Self::new(StatusCode::UNPROCESSABLE_ENTITY, schema_sentence(&status.message))
-            }
-            kube::Error::Api(status) if status.code == 409 => {
-                tracing::info!(%error, doing, "conflict");
-                Self::conflict("it was changed at the same time by another request; reload and try again")
-            }
-            kube::Error::Api(status) if status.code == 404 => {
-                tracing::info!(%error, doing, "not found");
-                Self::not_found("it no longer exists")
-            }
-            kube::Error::HyperError(_) | kube::Error::Service(_) => {
-                tracing::error!(%error, doing, "the cluster is unreachable");
-                Self::unavailable("the cluster cannot be reached right now; try again in a moment")
-            }
-            _ => Self::internal(doing, error),
-        }
+        let answer =
+            match &error {
+                kube::Error::Api(status) if status.code == 422 || status.code == 400 => {
+                    Self::new(StatusCode::UNPROCESSABLE_ENTITY, schema_sentence(&status.message))
+                }
+                kube::Error::Api(status) if status.code == 409 => {
+                    Self::conflict("it was changed at the same time by another request; reload and try again")
+                }
+                kube::Error::Api(status) if status.code == 404 => Self::not_found("it no longer exists"),
+                kube::Error::HyperError(_) | kube::Error::Service(_) => {
+                    return Self::unavailable("the cluster cannot be reached right now; try again in a moment")
+                        .because(doing, error, Severity::Fault);
+                }
+                _ => return Self::internal(doing, error),
+            };
+        answer.because(doing, error, Severity::Expected)
     }
 }
 
@@ -147,6 +190,9 @@ impl IntoResponse for ApiError {
         let mut response = (self.status, Json(ErrorBody { message: self.message.into_owned() })).into_response();
         if let Some(seconds) = self.retry_after {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        if let Some(cause) = self.cause {
+            response.extensions_mut().insert(cause);
         }
         response
     }

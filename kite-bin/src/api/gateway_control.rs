@@ -1,11 +1,11 @@
-//! How `kite api` reaches the gateways' control API (see
-//! [`crate::gateway::control`]): the address is a name that resolves to
+//! How `kite api` reaches the gateways' control API (the protocol is
+//! [`kite_ssh::control`]): the address is a name that resolves to
 //! every gateway replica (a headless Service), so lists are gathered from
 //! all of them and a session is looked for on each. The token is the
 //! gateway's control Secret, read when first needed.
 
-use crate::gateway::control::{SessionAnswer, SessionsAnswer, Terminate};
 use k8s_openapi::api::core::v1::Secret;
+use kite_ssh::control::{SessionAnswer, SessionsAnswer, Terminate};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -84,7 +84,7 @@ impl GatewayControl {
                     .await
                     .map_err(|error| ControlError::Token(format!("reading {namespace}/{name}: {error}")))?
                     .ok_or_else(|| ControlError::Token(format!("{namespace}/{name} does not exist yet")))?;
-                let token = crate::secret_once::field(&secret, crate::gateway::CONTROL_TOKEN_FIELD)
+                let token = crate::secret_once::field(&secret, crate::names::CONTROL_TOKEN_FIELD)
                     .map(|value| String::from_utf8_lossy(value).into_owned())
                     .ok_or_else(|| ControlError::Token(format!("{namespace}/{name} holds no token")))?;
                 *cached.lock().unwrap_or_else(|p| p.into_inner()) = Some(token.clone());

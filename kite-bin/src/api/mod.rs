@@ -13,6 +13,8 @@
 //! | [`reservation`] | race-free unique names |
 //! | [`rate_limit`], [`client_address`] | sign-in attempt limits, and whose address counts |
 //! | [`machines`], [`offers`], [`users`] | the services: what creating, changing and claiming a machine means; who may sign up or change a level, and those writes |
+//! | [`write_through`] | a write to the cluster whose answer goes into the cache at once |
+//! | [`error`], [`error_log`] | the one error answer, and the middleware that logs its cause |
 //! | [`validate`] | the rules a field must keep |
 //! | [`hashing`] | password hashes, off the async runtime |
 //! | [`routes`] | the HTTP handlers, thin: extract, call a service, answer |
@@ -25,6 +27,7 @@ pub mod auth;
 pub mod client_address;
 pub mod console;
 pub mod error;
+pub mod error_log;
 pub mod gateway_control;
 pub mod hashing;
 pub mod https;
@@ -42,6 +45,7 @@ pub mod ssh_sessions;
 pub mod state;
 pub mod users;
 pub mod validate;
+pub mod write_through;
 
 use anyhow::Context as _;
 use session::Sessions;

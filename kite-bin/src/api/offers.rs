@@ -11,8 +11,6 @@ use kite_core::api::{
 };
 use kite_core::key::key;
 use kite_core::required::Required;
-use kube::Api;
-use kube::api::{DeleteParams, Patch, PatchParams};
 use serde::Deserialize;
 use std::sync::Arc;
 use utoipa::ToSchema;
@@ -89,9 +87,7 @@ async fn set_phase(
     if let Some(version) = version {
         patch["metadata"] = serde_json::json!({ "resourceVersion": version });
     }
-    Ok(Api::<KiteVirtualMachineOffer>::namespaced(state.client.clone(), namespace)
-        .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await)
+    Ok(state.offers_write(namespace).merge_patch_status(name, &patch).await)
 }
 
 /// Claims `offer`: marks it claimed (of two claims, one gets a 409),
@@ -108,7 +104,7 @@ pub async fn claim(
     let name = offer.required_name()?;
     let claimed = serde_json::json!({ "phase": "Claimed", "claimedBy": caller.name(), "message": "claimed; the machine is being created" });
     match set_phase(state, offer, claimed, offer.metadata.resource_version.as_deref()).await? {
-        Ok(updated) => state.offers.upsert(updated),
+        Ok(_) => {}
         Err(kube::Error::Api(status)) if status.code == 409 => {
             return Err(ApiError::conflict("this offer was claimed by another request"));
         }
@@ -119,7 +115,7 @@ pub async fn claim(
         Err(error) => {
             let available = serde_json::json!({ "phase": "Available", "claimedBy": null, "message": null });
             match set_phase(state, offer, available, None).await? {
-                Ok(updated) => state.offers.upsert(updated),
+                Ok(_) => {}
                 Err(revert) => {
                     tracing::error!(error = %revert, offer = %name, "could not make a failed claim's offer available again")
                 }
@@ -127,8 +123,7 @@ pub async fn claim(
             return Err(error);
         }
     };
-    let offers = Api::<KiteVirtualMachineOffer>::namespaced(state.client.clone(), caller.namespace());
-    if let Err(error) = offers.delete(name, &DeleteParams::default()).await {
+    if let Err(error) = state.offers_write(caller.namespace()).delete(name).await {
         tracing::warn!(%error, offer = %name, "the offer's machine exists, but the claimed offer could not be deleted");
     }
     Ok(vm)

@@ -7,9 +7,9 @@ use super::auth::Caller;
 use super::error::{ApiError, ApiResult};
 use super::gateway_control::{ControlError, GatewayControl};
 use super::state::{AppState, by};
-use crate::gateway::control::{SessionAnswer, SessionsAnswer};
 use kite_core::api::{AccessLevel, PLATFORM_NAME};
 use kite_ssh::audit::SessionSummary;
+use kite_ssh::control::{SessionAnswer, SessionsAnswer};
 use kite_ssh::live::LiveSession;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -258,7 +258,7 @@ pub async fn end(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()> {
         return Err(ApiError::conflict("this session has already ended"));
     }
     let who = if caller.level() >= AccessLevel::Admin { "an admin" } else { "the machine's owner" };
-    let request = crate::gateway::control::Terminate {
+    let request = kite_ssh::control::Terminate {
         message: format!("This session was ended by {who} from Kite's web page."),
         reason: format!("ended by {} ({who}) through the web UI", caller.user.spec.username),
     };

@@ -5,6 +5,7 @@ use super::hashing::Hashing;
 use super::rate_limit::{SignupLimits, login_limiter};
 use super::reservation::Reservations;
 use super::session::Sessions;
+use super::write_through::WriteThrough;
 use kite_core::api::{
     KitePlatform, KitePlatformSpec, KiteUser, KiteVirtualMachine, KiteVirtualMachineOffer, PLATFORM_NAME,
 };
@@ -124,6 +125,26 @@ impl AppState {
             gateway: std::sync::OnceLock::new(),
             creating: Mutex::new(HashMap::new()),
         }))
+    }
+
+    /// Writes to `KiteUser`s, cached as they are answered.
+    pub fn users_write(&self) -> WriteThrough<'_, KiteUser> {
+        WriteThrough::new(Api::all(self.client.clone()), None, &self.users)
+    }
+
+    /// Writes to the `KiteVirtualMachine`s of `namespace`, cached as they are answered.
+    pub fn vms_write(&self, namespace: &str) -> WriteThrough<'_, KiteVirtualMachine> {
+        WriteThrough::new(Api::namespaced(self.client.clone(), namespace), Some(namespace), &self.vms)
+    }
+
+    /// Writes to the `KiteVirtualMachineOffer`s of `namespace`, cached as they are answered.
+    pub fn offers_write(&self, namespace: &str) -> WriteThrough<'_, KiteVirtualMachineOffer> {
+        WriteThrough::new(Api::namespaced(self.client.clone(), namespace), Some(namespace), &self.offers)
+    }
+
+    /// Writes to the `KitePlatform`, cached as they are answered.
+    pub fn platform_write(&self) -> WriteThrough<'_, KitePlatform> {
+        WriteThrough::new(Api::all(self.client.clone()), None, &self.platform)
     }
 
     /// The platform's desired configuration; the defaults when there is no `KitePlatform` yet.

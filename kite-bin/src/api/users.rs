@@ -8,8 +8,6 @@ use crate::api::error::ApiError;
 use crate::api::reservation::{Claims, Holder, Kind, Refusal};
 use crate::api::state::AppState;
 use kite_core::api::{AccessLevel, KiteUser, KiteUserSpec, SignupMode, SignupSpec};
-use kube::Api;
-use kube::api::{Patch, PatchParams, PostParams};
 
 /// Whether the account of `email` may sign up under `rules`: `Ok(true)`
 /// when it becomes the platform's admin (the admin's email, before there
@@ -89,10 +87,7 @@ pub async fn create(state: &AppState, account: Account) -> Result<KiteUser, ApiE
                 session_generation: 0,
             },
         );
-        Api::<KiteUser>::all(state.client.clone())
-            .create(&PostParams::default(), &user)
-            .await
-            .map_err(|error| ApiError::from_kube("creating a user", error))
+        state.users_write().create(&user).await.map_err(|error| ApiError::from_kube("creating a user", error))
     }
     .await;
     claims.settle(created).await
@@ -122,12 +117,11 @@ pub fn may_set_level(
 /// Writes the level of the user `object`, and keeps the cache in step.
 pub async fn set_level(state: &AppState, object: &str, level: AccessLevel) -> Result<KiteUser, ApiError> {
     let patch = serde_json::json!({ "spec": { "access_level": level.as_u8() } });
-    let updated = Api::<KiteUser>::all(state.client.clone())
-        .patch(object, &PatchParams::default(), &Patch::Merge(&patch))
+    state
+        .users_write()
+        .merge_patch(object, &patch)
         .await
-        .map_err(|error| ApiError::from_kube("changing a level", error))?;
-    state.users.upsert(updated.clone());
-    Ok(updated)
+        .map_err(|error| ApiError::from_kube("changing a level", error))
 }
 
 #[cfg(test)]

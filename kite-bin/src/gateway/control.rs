@@ -3,15 +3,8 @@
 //! line by line while it is written), and ending a session. Every request
 //! carries the control token (`Authorization: Bearer …`); anything else is
 //! a 401. It speaks plain HTTP on the cluster's network, so the deployment
-//! lets only the API's pods reach its port.
-//!
-//! | Method and path | Answer |
-//! |---|---|
-//! | `GET /control/v1/sessions?route=NS/NAME&limit=N` | [`SessionsAnswer`]: live sessions and the newest kept ones, of those routes (all without `route`) |
-//! | `GET /control/v1/sessions/{connection}` | [`SessionAnswer`], or 404 |
-//! | `GET /control/v1/sessions/{connection}/recordings/{channel}` | the asciicast, or 404 |
-//! | `GET /control/v1/sessions/{connection}/recordings/{channel}/live` | the asciicast's lines so far, then each as it is written (newline-delimited), until the recording ends; 404 when it is not live |
-//! | `POST /control/v1/sessions/{connection}/terminate` | [`Terminate`] in, 204, or 404 when no such session is open |
+//! lets only the API's pods reach its port. The paths and the wire types
+//! are kite-ssh's [`kite_ssh::control`], which the API's client shares.
 
 use super::store::SwitchStore;
 use anyhow::Context as _;
@@ -24,51 +17,11 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures::StreamExt as _;
 use kite_ssh::audit::{AuditArchive, SessionSummary, recent_sessions};
-use kite_ssh::live::{LiveSession, Sessions};
-use serde::{Deserialize, Serialize};
+use kite_ssh::control::{MAX_LIMIT, SessionAnswer, SessionsAnswer, Terminate};
+use kite_ssh::live::Sessions;
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::net::SocketAddr;
-
-/// The most kept sessions one answer lists.
-pub const MAX_LIMIT: usize = 500;
-
-/// What `GET /control/v1/sessions` answers.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionsAnswer {
-    /// The sessions open now.
-    pub live: Vec<LiveSession>,
-    /// The newest sessions the store kept, newest first (open ones included).
-    pub recent: Vec<SessionSummary>,
-    /// Whether shell and command sessions are recorded.
-    pub recording: bool,
-}
-
-/// What `GET /control/v1/sessions/{connection}` answers.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionAnswer {
-    /// The session as it is now, when it is open on this gateway.
-    pub live: Option<LiveSession>,
-    /// The session as the store kept it.
-    pub kept: Option<SessionSummary>,
-}
-
-impl SessionAnswer {
-    /// The machine the session went to.
-    pub fn route(&self) -> Option<&str> {
-        self.live.as_ref().map(|live| live.route.as_str()).or(self.kept.as_ref().map(|kept| kept.route.as_str()))
-    }
-}
-
-/// What `POST …/terminate` takes.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Terminate {
-    /// What the session's user is told.
-    pub message: String,
-    /// Why, for the audit (who asked).
-    pub reason: String,
-}
 
 /// What the control API serves from.
 #[derive(Clone)]

@@ -4,6 +4,7 @@
 use super::args::GatewayArgs;
 use super::control::Control;
 use super::store::{self, SwitchStore};
+use crate::names::CONTROL_TOKEN_FIELD;
 use crate::probes::Probes;
 use crate::secret_once::{field, read_or_create};
 use anyhow::Context;
@@ -22,9 +23,6 @@ use std::collections::BTreeMap;
 
 /// The value of `hy3ons.github.io/managed-by` on what the gateway creates.
 const MANAGER: &str = "kite-gateway";
-
-/// The field of the control token's Secret that holds it.
-pub const CONTROL_TOKEN_FIELD: &str = "token";
 
 /// Runs the gateway on the cluster until Ctrl-C or SIGTERM.
 pub async fn run(args: GatewayArgs) -> anyhow::Result<()> {

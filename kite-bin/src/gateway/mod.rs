@@ -11,7 +11,7 @@ pub mod store;
 pub use crate::names::{CONTROL_TOKEN_SECRET, HOST_KEY_SECRET};
 pub use args::GatewayArgs;
 
-pub use kube::{CONTROL_TOKEN_FIELD, control_token_from_secret, host_key_from_secret, random_token};
+pub use kube::{control_token_from_secret, host_key_from_secret, random_token};
 
 use anyhow::Context;
 use kite_ssh::{Router, StaticBackend};

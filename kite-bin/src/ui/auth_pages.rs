@@ -105,7 +105,7 @@ pub async fn login_form(
         Ok((cookies, _)) => (cookies, Redirect::to("/")).into_response(),
         Err(error) => {
             let refused = Refused { message: Some(error.message()), email: &email, ..Refused::default() };
-            (error.status(), login_page(&refused)).into_response()
+            error.carried_by((error.status(), login_page(&refused)).into_response())
         }
     }
 }
@@ -123,7 +123,7 @@ pub async fn signup_form(
         Ok((_, cookies, _)) => (cookies, Redirect::to("/")).into_response(),
         Err(error) => {
             let refused = Refused { message: Some(error.message()), email: &email, username: &username };
-            (error.status(), signup_page(&refused)).into_response()
+            error.carried_by((error.status(), signup_page(&refused)).into_response())
         }
     }
 }

@@ -114,25 +114,30 @@ fn table(viewer: &Caller, envelope: &SshSessionsEnvelope) -> Markup {
 
 /// `/sessions`.
 pub async fn page_handler(State(state): State<AppState>, Viewer(viewer): Anyone) -> Response {
-    let body = match ssh_sessions::list(&state, &viewer, None, ssh_sessions::LIST_LIMIT).await {
-        Ok(envelope) => html! {
-            h1 { "SSH sessions" }
-            (recording_notice(envelope.recording, envelope.recording_input))
-            section.card { (table(&viewer, &envelope)) (alert()) }
-        },
-        Err(refusal) => html! {
-            h1 { "SSH sessions" }
-            section.card { p.notice #sessions-unavailable { (refusal.message()) } }
-        },
-    };
-    page("SSH sessions", Some(&viewer), body).into_response()
+    match ssh_sessions::list(&state, &viewer, None, ssh_sessions::LIST_LIMIT).await {
+        Ok(envelope) => {
+            let body = html! {
+                h1 { "SSH sessions" }
+                (recording_notice(envelope.recording, envelope.recording_input))
+                section.card { (table(&viewer, &envelope)) (alert()) }
+            };
+            page("SSH sessions", Some(&viewer), body).into_response()
+        }
+        Err(refusal) => {
+            let body = html! {
+                h1 { "SSH sessions" }
+                section.card { p.notice #sessions-unavailable { (refusal.message()) } }
+            };
+            refusal.carried_by(page("SSH sessions", Some(&viewer), body).into_response())
+        }
+    }
 }
 
 /// `/fragments/sessions`: the rows, for live updates.
 pub async fn rows_fragment(State(state): State<AppState>, Viewer(viewer): Anyone) -> Response {
     match ssh_sessions::list(&state, &viewer, None, ssh_sessions::LIST_LIMIT).await {
         Ok(envelope) => rows(&viewer, &envelope).into_response(),
-        Err(refusal) => html! { tr { td colspan="7" { (refusal.message()) } } }.into_response(),
+        Err(refusal) => refusal.carried_by(html! { tr { td colspan="7" { (refusal.message()) } } }.into_response()),
     }
 }
 
@@ -147,7 +152,8 @@ pub async fn player(
         Ok((session, _)) => session,
         Err(refusal) => {
             let body = html! { section.card { h1 { "No such session" } p { (refusal.message()) } a href="/sessions" { "Back to the sessions" } } };
-            return (refusal.status(), page("No such session", Some(&viewer), body)).into_response();
+            return refusal
+                .carried_by((refusal.status(), page("No such session", Some(&viewer), body)).into_response());
         }
     };
     let Some(recorded) = session.channels.iter().find(|c| c.channel == channel && (c.recorded || c.recording_now))

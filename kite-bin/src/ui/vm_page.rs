@@ -4,6 +4,7 @@ use super::layout::{alert, page};
 use super::machines::{Actions, buttons, phase};
 use super::session::{Anyone, Viewer};
 use crate::api::auth::Caller;
+use crate::api::error::ApiError;
 use crate::api::machines::envelope;
 use crate::api::models::{Connection, VmView};
 use crate::api::state::AppState;
@@ -60,24 +61,30 @@ fn connection(connection: &Connection) -> Markup {
     }
 }
 
-/// The machine's last login through the gateway, and what is recorded.
-async fn logins(state: &AppState, viewer: &Caller, name: &str) -> Markup {
+/// The machine's last login through the gateway, and what is recorded;
+/// with the refusal, when the logins could not be read, for the log.
+async fn logins(state: &AppState, viewer: &Caller, name: &str) -> (Markup, Option<ApiError>) {
     match crate::api::ssh_sessions::list(state, viewer, Some(name), 1).await {
-        Ok(envelope) => html! {
-            section.card #logins {
-                h2 { "Logins" }
-                @match envelope.sessions.first() {
-                    Some(last) => p #last-login {
-                        "Last login: " (super::sessions_page::when(&last.started)) " as " code { (last.ssh_id) } " from " (last.source)
-                        @if last.live { " (open now)" }
-                        ". " a href="/sessions" { "All sessions" }
-                    },
-                    None => p #last-login { "Nobody has signed in through the SSH gateway yet." },
+        Ok(envelope) => (
+            html! {
+                section.card #logins {
+                    h2 { "Logins" }
+                    @match envelope.sessions.first() {
+                        Some(last) => p #last-login {
+                            "Last login: " (super::sessions_page::when(&last.started)) " as " code { (last.ssh_id) } " from " (last.source)
+                            @if last.live { " (open now)" }
+                            ". " a href="/sessions" { "All sessions" }
+                        },
+                        None => p #last-login { "Nobody has signed in through the SSH gateway yet." },
+                    }
+                    (super::sessions_page::recording_notice(envelope.recording, envelope.recording_input))
                 }
-                (super::sessions_page::recording_notice(envelope.recording, envelope.recording_input))
-            }
-        },
-        Err(refusal) => html! { section.card #logins { h2 { "Logins" } p.hint { (refusal.message()) } } },
+            },
+            None,
+        ),
+        Err(refusal) => {
+            (html! { section.card #logins { h2 { "Logins" } p.hint { (refusal.message()) } } }, Some(refusal))
+        }
     }
 }
 
@@ -90,8 +97,8 @@ fn not_found(viewer: &Caller, name: &str) -> Response {
 pub async fn page_handler(State(state): State<AppState>, Viewer(viewer): Anyone, Path(name): Path<String>) -> Response {
     let Some(vm) = state.vms.get(&key(Some(viewer.namespace()), &name)) else { return not_found(&viewer, &name) };
     let envelope = envelope(&state, &vm);
-    let logins = logins(&state, &viewer, &name).await;
-    page(
+    let (logins, refusal) = logins(&state, &viewer, &name).await;
+    let response = page(
         &name,
         Some(&viewer),
         html! {
@@ -111,7 +118,11 @@ pub async fn page_handler(State(state): State<AppState>, Viewer(viewer): Anyone,
             (logins)
         },
     )
-    .into_response()
+    .into_response();
+    match refusal {
+        Some(refusal) => refusal.carried_by(response),
+        None => response,
+    }
 }
 
 /// `/fragments/vms/{name}`: the status, for live updates.

@@ -24,8 +24,6 @@ use crate::api::state::{AppState, by};
 use kite_core::api::{KiteVirtualMachine, PLATFORM_NAME};
 use kite_core::key::key;
 use kite_core::required::Required;
-use kube::Api;
-use kube::api::{Patch, PatchParams, PostParams};
 use plan::{Change, Planned, PrefixChange};
 use requests::PatchVm;
 use std::sync::Arc;
@@ -116,24 +114,20 @@ pub async fn create(
         spec.console_password_hash = Some(state.hashing.console_hash(password.clone()).await?);
         spec.ssh_password_hash = Some(state.hashing.hash(password).await?);
         let vm = KiteVirtualMachine::new(&planned.name, spec);
-        Api::<KiteVirtualMachine>::namespaced(state.client.clone(), &namespace)
-            .create(&PostParams::default(), &vm)
-            .await
-            .map_err(|error| match &error {
-                kube::Error::Api(status) if status.code == 404 => {
-                    tracing::info!(%error, %namespace, "the user's namespace is not there yet");
-                    ApiError::conflict("your workspace is still being prepared; try again in a few seconds")
-                }
-                kube::Error::Api(status) if status.code == 409 => {
-                    ApiError::conflict(format!("you already have a machine named '{}'", planned.name))
-                }
-                _ => ApiError::from_kube("creating a machine", error),
-            })
+        state.vms_write(&namespace).create(&vm).await.map_err(|error| match &error {
+            kube::Error::Api(status) if status.code == 404 => {
+                tracing::info!(%error, %namespace, "the user's namespace is not there yet");
+                ApiError::conflict("your workspace is still being prepared; try again in a few seconds")
+            }
+            kube::Error::Api(status) if status.code == 409 => {
+                ApiError::conflict(format!("you already have a machine named '{}'", planned.name))
+            }
+            _ => ApiError::from_kube("creating a machine", error),
+        })
     }
     .await;
     let vm = claims.settle(created).await?;
     tracing::info!(user = caller.name(), vm = %planned.name, "machine requested");
-    state.vms.upsert(vm.clone());
     Ok(vm)
 }
 
@@ -145,12 +139,11 @@ pub async fn patch_spec(
 ) -> ApiResult<KiteVirtualMachine> {
     let (namespace, name) = (vm.required_namespace()?, vm.required_name()?);
     let patch = serde_json::json!({ "spec": spec });
-    let updated = Api::<KiteVirtualMachine>::namespaced(state.client.clone(), namespace)
-        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+    state
+        .vms_write(namespace)
+        .merge_patch(name, &patch)
         .await
-        .map_err(|error| ApiError::from_kube("changing a machine", error))?;
-    state.vms.upsert(updated.clone());
-    Ok(updated)
+        .map_err(|error| ApiError::from_kube("changing a machine", error))
 }
 
 /// Checks and writes a [`PatchVm`] on `vm`: the pure [`plan::change`],

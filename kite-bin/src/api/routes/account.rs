@@ -18,8 +18,6 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::HeaderMap;
 use axum_extra::extract::CookieJar;
 use kite_core::api::KiteUser;
-use kube::Api;
-use kube::api::{Patch, PatchParams};
 use serde::Deserialize;
 use std::net::SocketAddr;
 use utoipa::ToSchema;
@@ -45,12 +43,7 @@ async fn raise_generation(
     let next = caller.user.spec.session_generation.saturating_add(1);
     fields.insert("sessionGeneration".into(), next.into());
     let patch = serde_json::json!({ "spec": fields });
-    let updated = Api::<KiteUser>::all(state.client.clone())
-        .patch(caller.name(), &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(|error| ApiError::from_kube(doing, error))?;
-    state.users.upsert(updated.clone());
-    Ok(updated)
+    state.users_write().merge_patch(caller.name(), &patch).await.map_err(|error| ApiError::from_kube(doing, error))
 }
 
 /// Signs out every session of the caller's account, this one included.

@@ -16,8 +16,6 @@ use axum::http::StatusCode;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kite_core::api::{AccessLevel, KiteVirtualMachineOffer, KiteVirtualMachineOfferSpec, PowerState};
 use kite_core::key::key;
-use kube::Api;
-use kube::api::{DeleteParams, PostParams};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -147,16 +145,12 @@ pub async fn create_offer(
             created_by: caller.name().to_string(),
         },
     );
-    let created = Api::<KiteVirtualMachineOffer>::namespaced(state.client.clone(), &user.spec.namespace)
-        .create(&PostParams::default(), &offer)
-        .await
-        .map_err(|error| match &error {
-            kube::Error::Api(status) if status.code == 404 => {
-                ApiError::conflict("that user's workspace is still being prepared; try again in a few seconds")
-            }
-            _ => ApiError::from_kube("creating an offer", error),
-        })?;
-    state.offers.upsert(created.clone());
+    let created = state.offers_write(&user.spec.namespace).create(&offer).await.map_err(|error| match &error {
+        kube::Error::Api(status) if status.code == 404 => {
+            ApiError::conflict("that user's workspace is still being prepared; try again in a few seconds")
+        }
+        _ => ApiError::from_kube("creating an offer", error),
+    })?;
     Ok((StatusCode::CREATED, Json(OfferEnvelope { offer: OfferView::from(&created) })))
 }
 
@@ -173,10 +167,10 @@ pub async fn delete_offer(
     if state.offers.get(&key(Some(&namespace), &name)).is_none() {
         return Err(ApiError::not_found(format!("there is no offer {namespace}/{name}")));
     }
-    Api::<KiteVirtualMachineOffer>::namespaced(state.client.clone(), &namespace)
-        .delete(&name, &DeleteParams::default())
+    state
+        .offers_write(&namespace)
+        .delete(&name)
         .await
         .map_err(|error| ApiError::from_kube("deleting an offer", error))?;
-    state.offers.remove(&key(Some(&namespace), &name));
     Ok(Json(Message { message: "the offer was withdrawn".into() }))
 }

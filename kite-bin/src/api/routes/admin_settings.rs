@@ -9,8 +9,6 @@ use crate::api::state::AppState;
 use axum::Json;
 use axum::extract::State;
 use kite_core::api::{AccessLevel, KitePlatform, PLATFORM_NAME, SignupSpec};
-use kube::Api;
-use kube::api::{Patch, PatchParams, PostParams};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -131,20 +129,19 @@ pub async fn update(
         let rules = serde_json::to_value(signup).map_err(|error| ApiError::invalid("signup", error))?;
         spec.insert("signup".into(), rules);
     }
-    let platforms = Api::<KitePlatform>::all(state.client.clone());
-    let updated = if state.platform.get(PLATFORM_NAME).is_some() {
+    let platforms = state.platform_write();
+    if state.platform.get(PLATFORM_NAME).is_some() {
         let patch = serde_json::json!({ "spec": spec });
-        platforms.patch(PLATFORM_NAME, &PatchParams::default(), &Patch::Merge(&patch)).await
+        platforms.merge_patch(PLATFORM_NAME, &patch).await
     } else {
         let mut object = serde_json::json!({ "apiVersion": "hy3ons.github.io/v1", "kind": "KitePlatform", "metadata": { "name": PLATFORM_NAME }, "spec": spec });
         if let Some(map) = object["spec"].as_object_mut() {
             map.retain(|_, v| !v.is_null());
         }
         let platform: KitePlatform = serde_json::from_value(object).map_err(|error| ApiError::invalid("settings", error))?;
-        platforms.create(&PostParams::default(), &platform).await
+        platforms.create(&platform).await
     }
     .map_err(|error| ApiError::from_kube("changing the settings", error))?;
     tracing::info!(by = caller.name(), "settings changed");
-    state.platform.upsert(updated);
     Ok(Json(SettingsEnvelope { config: current(&state) }))
 }

@@ -11,8 +11,6 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use kite_core::api::{AccessLevel, KiteUser};
-use kube::Api;
-use kube::api::DeleteParams;
 use serde::Deserialize;
 use std::sync::Arc;
 use utoipa::ToSchema;
@@ -93,7 +91,7 @@ pub async fn delete(
         request_deletion(&state, vm).await?;
     }
     let object = user.metadata.name.clone().unwrap_or_default();
-    match Api::<KiteUser>::all(state.client.clone()).delete(&object, &DeleteParams::default()).await {
+    match state.users_write().delete(&object).await {
         Ok(_) => {}
         Err(kube::Error::Api(status)) if status.code == 404 => {}
         Err(error) => return Err(ApiError::from_kube("deleting a user", error)),

@@ -11,9 +11,7 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum_extra::extract::CookieJar;
 use kite_core::api::KiteUser;
-use kube::Api;
 use kube::ResourceExt;
-use kube::api::{Patch, PatchParams};
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use utoipa::ToSchema;
@@ -129,7 +127,6 @@ pub async fn signup(
     let account = users::Account { username, email, password: request.password, becomes_admin };
     let user = users::create(&state, account).await?;
     tracing::info!(user = %user.name_any(), level = user.spec.access_level.as_u8(), "signed up");
-    state.users.upsert(user.clone());
     let (jar, body) = start_session(&state, &headers, &user, "your account is ready")?;
     Ok((StatusCode::CREATED, jar, body))
 }
@@ -181,14 +178,16 @@ pub async fn login(
 /// Replaces a bcrypt hash from the existing platform with argon2id, now that the password is known.
 async fn upgrade_hash(state: &AppState, user: &KiteUser, password: String) {
     let Some(name) = user.metadata.name.clone() else { return };
-    let Ok(hash) = state.hashing.hash(password).await else { return };
-    let patch = serde_json::json!({ "spec": { "password": hash } });
-    match Api::<KiteUser>::all(state.client.clone()).patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await
-    {
-        Ok(updated) => {
-            tracing::info!(user = %name, "upgraded a bcrypt password hash to argon2id");
-            state.users.upsert(updated);
+    let hash = match state.hashing.hash(password).await {
+        Ok(hash) => hash,
+        Err(error) => {
+            tracing::warn!(cause = ?error.cause(), user = %name, "could not hash a password to upgrade a bcrypt hash");
+            return;
         }
+    };
+    let patch = serde_json::json!({ "spec": { "password": hash } });
+    match state.users_write().merge_patch(&name, &patch).await {
+        Ok(_) => tracing::info!(user = %name, "upgraded a bcrypt password hash to argon2id"),
         Err(error) => tracing::warn!(%error, user = %name, "could not upgrade a bcrypt password hash"),
     }
 }

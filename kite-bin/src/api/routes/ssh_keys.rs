@@ -11,8 +11,6 @@ use axum::Json;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use kite_core::api::KiteUser;
-use kube::Api;
-use kube::api::{Patch, PatchParams};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
@@ -42,17 +40,12 @@ async fn write(state: &AppState, caller: &Caller, keys: Vec<String>) -> ApiResul
         "metadata": { "resourceVersion": caller.user.metadata.resource_version },
         "spec": { "sshAuthorizedKeys": keys },
     });
-    let updated = Api::<KiteUser>::all(state.client.clone())
-        .patch(caller.name(), &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(|error| match error {
-            kube::Error::Api(status) if status.code == 409 => {
-                ApiError::conflict("your keys changed meanwhile; reload the page and try again")
-            }
-            other => ApiError::from_kube("saving SSH keys", other),
-        })?;
-    state.users.upsert(updated.clone());
-    Ok(updated)
+    state.users_write().merge_patch(caller.name(), &patch).await.map_err(|error| match error {
+        kube::Error::Api(status) if status.code == 409 => {
+            ApiError::conflict("your keys changed meanwhile; reload the page and try again")
+        }
+        other => ApiError::from_kube("saving SSH keys", other),
+    })
 }
 
 /// The caller's SSH public keys.
