@@ -248,3 +248,29 @@ async fn without_sshd_the_machines_are_ssh_servers_inside_the_demo() {
     assert!(text(&sshd.stdout).trim().is_empty(), "no sshd runs for the machine: {}", text(&sshd.stdout));
     demo.interrupt();
 }
+
+/// Two demos on one state directory: the second would clear the first's
+/// machines' directory under their running sshd. It is refused with a
+/// sentence, and the first one's directory is left as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_demo_on_the_same_state_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = Demo::start(dir.path(), &[]).await;
+    let marker = first.state.join("machines").join("kept");
+    std::fs::write(&marker, "the first demo's").unwrap();
+
+    let mut second = Command::new(env!("CARGO_BIN_EXE_kite"));
+    second
+        .args(["demo", "--http", &format!("127.0.0.1:{}", free_port())])
+        .args(["--ssh", &format!("127.0.0.1:{}", free_port()), "--kube", &format!("127.0.0.1:{}", free_port())])
+        .arg("--state-dir")
+        .arg(&first.state)
+        .env("RUST_LOG", "warn");
+    let refused = kite_testkit::openssh::run_bounded(second, None, Duration::from_secs(30));
+    assert!(!refused.status.success(), "the second demo ran: {}", text(&refused.stdout));
+    let said = text(&refused.stderr);
+    assert!(said.contains("another kite demo is running with the state directory"), "{said}");
+    assert!(said.contains("--state-dir"), "the sentence says how to run a second one: {said}");
+    assert!(marker.exists(), "the second demo cleared the first one's machines");
+    first.interrupt();
+}

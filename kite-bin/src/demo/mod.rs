@@ -11,6 +11,7 @@
 
 mod guests;
 mod platform;
+mod state_lock;
 
 use crate::api::gateway_control::GatewayControl;
 use crate::controller::{Settings, run_reconcilers};
@@ -116,6 +117,8 @@ pub async fn run_until(
     );
     let machine_ssh = args.machine_ssh.choose(kite_testkit::sim::sshd_path())?;
     let state_dir = args.state_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("kite-demo"));
+    // Held until the demo returns: a second demo on this directory is refused.
+    let _state = state_lock::take(&state_dir)?;
     let guests_dir = state_dir.join("machines");
     if guests_dir.exists() {
         std::fs::remove_dir_all(&guests_dir).with_context(|| format!("clearing {}", guests_dir.display()))?;
