@@ -53,11 +53,13 @@
 //! Each has a `Config`, `reconcile`, `error_policy` and `run`, and computes
 //! its children with pure functions in its `desired` module. What they
 //! share (the `reconcile::Context`, server-side apply that skips needless
-//! writes, metrics) is in `reconcile`. The storage reconcilers are in the `kite-storage` crate.
+//! writes, metrics) is in `reconcile`; `runner::Reconcilers` runs them
+//! all in one's own process, with other crates' reconcilers beside them.
+//! The storage reconcilers are in the `kite-storage` crate.
 //!
 //! ## Features
 //!
-//! - `runtime` (default): the reconcilers, the watch-fed
+//! - `runtime` (default): the reconcilers, the runner, the watch-fed
 //!   `cache` and what they run on (kube's client and runtime, tokio,
 //!   prometheus-client, SSH key generation, cloud-init).
 //!
@@ -87,6 +89,8 @@ pub mod gateway;
 pub mod offer;
 #[cfg(feature = "runtime")]
 pub mod reconcile;
+#[cfg(feature = "runtime")]
+pub mod runner;
 #[cfg(feature = "runtime")]
 pub mod tenant;
 #[cfg(feature = "runtime")]
