@@ -256,7 +256,7 @@ impl Reconcilers {
         let forward = async move {
             signal.await;
             tracing::info!("reconcilers stopping");
-            // Every receiver is in `shared`'s clones; none gone means none to tell.
+            // An error means no receiver is left: nothing is running to be stopped.
             let _ = stop_sender.send(true);
         };
         futures::join!(all, forward);
