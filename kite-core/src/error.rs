@@ -5,7 +5,7 @@
 /// Every variant names the object or step it is about. These texts go to the
 /// log and to Kubernetes Events; what users see is the sentence in the
 /// object's status, never one of these. The variants about the API server
-/// ([`Error::Kube`], [`Error::Finalizer`]) exist with the feature `runtime`
+/// (`Error::Kube`, `Error::Finalizer`) exist with the feature `runtime`
 /// only, so the enum is `#[non_exhaustive]`: a match that holds without the
 /// feature holds with it.
 #[derive(Debug, thiserror::Error)]
