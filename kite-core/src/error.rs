@@ -4,8 +4,12 @@
 ///
 /// Every variant names the object or step it is about. These texts go to the
 /// log and to Kubernetes Events; what users see is the sentence in the
-/// object's status, never one of these.
+/// object's status, never one of these. The variants about the API server
+/// (`Error::Kube`, `Error::Finalizer`) exist with the feature `runtime`
+/// only, so the enum is `#[non_exhaustive]`: a match that holds without the
+/// feature holds with it.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// An object lacks a field the computation needs (name, namespace or uid),
     /// as one not read from the API server would.
@@ -16,7 +20,8 @@ pub enum Error {
         /// The missing field.
         field: &'static str,
     },
-    /// A request to the API server failed.
+    /// A request to the API server failed (feature `runtime`).
+    #[cfg(feature = "runtime")]
     #[error("{action}: {source}")]
     Kube {
         /// What the reconciler was doing, for example `applying Service kite/vps-access-web`.
@@ -73,7 +78,8 @@ pub enum Error {
     /// VirtualMachine stopping, a namespace terminating) and is retried soon.
     #[error("waiting for {0}")]
     Waiting(String),
-    /// The finalizer helper failed (adding, running cleanup, or removing it).
+    /// The finalizer helper failed (adding, running cleanup, or removing it; feature `runtime`).
+    #[cfg(feature = "runtime")]
     #[error("finalizer: {0}")]
     Finalizer(#[source] Box<kube::runtime::finalizer::Error<Error>>),
 }
@@ -88,6 +94,7 @@ impl Error {
     pub fn metric_label(&self) -> &'static str {
         match self {
             Error::Incomplete { .. } => "incomplete",
+            #[cfg(feature = "runtime")]
             Error::Kube { .. } => "kube",
             Error::NotOurs { .. } => "not_ours",
             Error::Serde { .. } => "serde",
@@ -96,6 +103,7 @@ impl Error {
             Error::CloudInit(_) => "cloud_init",
             Error::ApiNotInstalled { .. } => "api_not_installed",
             Error::Waiting(_) => "waiting",
+            #[cfg(feature = "runtime")]
             Error::Finalizer(_) => "finalizer",
         }
     }
@@ -103,15 +111,18 @@ impl Error {
     /// Whether this is [`Error::Waiting`] (directly or inside the finalizer
     /// helper's error): a step that waits, to be retried soon, not a failure.
     pub fn is_waiting(&self) -> bool {
+        #[cfg(feature = "runtime")]
         use kube::runtime::finalizer::Error as F;
         match self {
             Error::Waiting(_) => true,
+            #[cfg(feature = "runtime")]
             Error::Finalizer(inner) => matches!(&**inner, F::ApplyFailed(e) | F::CleanupFailed(e) if e.is_waiting()),
             _ => false,
         }
     }
 
     /// Wraps a client error with what was being done.
+    #[cfg(feature = "runtime")]
     pub fn kube(action: impl Into<String>) -> impl FnOnce(kube::Error) -> Error {
         let action = action.into();
         move |source| Error::Kube { action, source }

@@ -45,32 +45,55 @@
 //!
 //! | module | reconciles | creates |
 //! |---|---|---|
-//! | [`tenant`] | `KiteUser` | the user's namespace, its NetworkPolicies, a quota per access level |
-//! | [`vm`] | `KiteVirtualMachine` | SSH and cloud-init Secrets, a DataVolume cloned from a golden image, a KubeVirt VirtualMachine, the SSH Service |
-//! | [`gateway`] | `KitePlatform` | the `LoadBalancer` Service that exposes the SSH gateway, when asked |
+//! | `tenant` | `KiteUser` | the user's namespace, its NetworkPolicies, a quota per access level |
+//! | `vm` | `KiteVirtualMachine` | SSH and cloud-init Secrets, a DataVolume cloned from a golden image, a KubeVirt VirtualMachine, the SSH Service |
+//! | `gateway` | `KitePlatform` | the `LoadBalancer` Service that exposes the SSH gateway, when asked |
+//! | `offer` | `KiteVirtualMachineOffer` | nothing: an offer nobody claimed is deleted when it expires |
 //!
 //! Each has a `Config`, `reconcile`, `error_policy` and `run`, and computes
 //! its children with pure functions in its `desired` module. What they
-//! share (the [`reconcile::Context`], server-side apply that skips needless
-//! writes, metrics) is in [`reconcile`]. The storage reconcilers are in the
-//! `kite-storage` crate.
+//! share (the `reconcile::Context`, server-side apply that skips needless
+//! writes, metrics) is in `reconcile`; `runner::Reconcilers` runs them
+//! all in one's own process, with other crates' reconcilers beside them.
+//! The storage reconcilers are in the `kite-storage` crate.
+//!
+//! ## Features
+//!
+//! - `runtime` (default): the reconcilers, the runner, the watch-fed
+//!   `cache` and what they run on (kube's client and runtime, tokio,
+//!   prometheus-client, SSH key generation, cloud-init).
+//!
+//! With `default-features = false`, kite-core is the API types alone:
+//! [`api`] (the four kinds, their specs and statuses, [`api::crds`]),
+//! [`names`], [`labels`], [`key`], [`ssh_id`], [`ssh_secret`],
+//! [`quantity`], [`required`] and [`Error`], on kube's `derive` feature,
+//! k8s-openapi, schemars and serde only.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod api;
-pub mod cache;
 mod error;
-pub mod gateway;
 pub mod key;
 pub mod labels;
 pub mod names;
-pub mod offer;
 pub mod quantity;
-pub mod reconcile;
 pub mod required;
 pub mod ssh_id;
 pub mod ssh_secret;
+
+#[cfg(feature = "runtime")]
+pub mod cache;
+#[cfg(feature = "runtime")]
+pub mod gateway;
+#[cfg(feature = "runtime")]
+pub mod offer;
+#[cfg(feature = "runtime")]
+pub mod reconcile;
+#[cfg(feature = "runtime")]
+pub mod runner;
+#[cfg(feature = "runtime")]
 pub mod tenant;
+#[cfg(feature = "runtime")]
 pub mod vm;
 
 pub use error::Error;

@@ -3,7 +3,8 @@
 //! it observed, Longhorn's readiness included, in the platform's status.
 
 use crate::{golden_images, longhorn, storage_class};
-use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use k8s_openapi::api::storage::v1::StorageClass;
@@ -15,6 +16,7 @@ use kite_core::reconcile::apply::{self, Removal};
 use kite_core::reconcile::owners::cluster_owners;
 use kite_core::reconcile::{Context, RESYNC, apply_status, resources};
 use kite_core::required::Required;
+use kite_core::runner::Shared;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::core::ApiResource;
 use kube::runtime::controller::{Action, Controller};
@@ -328,4 +330,25 @@ pub async fn run(ctx: Arc<Context<Config>>, shutdown: impl Future<Output = ()> +
         .run(reconcile, error_policy, ctx)
         .for_each(|_| async {})
         .await;
+}
+
+/// The storage reconciler for a [`Reconcilers`] run, with `config`: its
+/// context on the run's client and metrics, stopped with the others.
+///
+/// ```no_run
+/// use kite_core::runner::Reconcilers;
+/// use kite_storage::reconciler::{self, Config};
+///
+/// # async fn operator(client: kube::Client) {
+/// let config = Config {
+///     cloner: ("kite".into(), "kite-controller".into()),
+///     longhorn_namespace: "longhorn-system".into(),
+/// };
+/// Reconcilers::new(client).with(reconciler::NAME, reconciler::runner(config)).run().await;
+/// # }
+/// ```
+///
+/// [`Reconcilers`]: kite_core::runner::Reconcilers
+pub fn runner(config: Config) -> impl FnOnce(&Shared) -> BoxFuture<'static, ()> + Send + 'static {
+    move |shared| run(shared.context(config), shared.shutdown()).boxed()
 }

@@ -9,14 +9,13 @@
 use crate::probes::Probes;
 use anyhow::Context as _;
 use clap::Args;
-use kite_core::reconcile::{Context, Metrics, preflight};
-use kite_core::{gateway, offer, tenant, vm};
+use kite_core::reconcile::{Metrics, preflight};
+use kite_core::runner::{self, Reconcilers};
 use kube::Client;
 use kube_lease_manager::LeaseManagerBuilder;
 use prometheus_client::metrics::gauge::Gauge;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use tokio::sync::watch;
 
 /// The options of `kite controller`.
@@ -76,44 +75,29 @@ fn identity(args: &ControllerArgs) -> String {
         .unwrap_or_else(|| format!("kite-controller-{}", std::process::id()))
 }
 
-/// Runs every reconciler until `stop` turns true: tenants, machines, the
-/// gateway's exposure, storage, and offers that expire.
+/// Runs every reconciler until `stop` turns true: kite-core's (tenants,
+/// machines, the gateway's exposure, offers that expire) and kite-storage's,
+/// through [`Reconcilers`], the runner an embedder uses too.
 pub async fn run_reconcilers(client: Client, settings: &Settings, metrics: Metrics, stop: watch::Receiver<bool>) {
-    let until = move || {
-        let mut stop = stop.clone();
-        async move {
+    let core = runner::Settings {
+        platform_namespace: settings.namespace.clone(),
+        gateway_service_account: Some(settings.gateway_service_account.clone()),
+        identity: Some(settings.identity.clone()),
+    };
+    let storage = kite_storage::reconciler::Config {
+        cloner: (settings.namespace.clone(), settings.service_account.clone()),
+        longhorn_namespace: settings.longhorn_namespace.clone(),
+    };
+    let mut stop = stop;
+    Reconcilers::new(client)
+        .settings(core)
+        .metrics(metrics)
+        .with(kite_storage::reconciler::NAME, kite_storage::reconciler::runner(storage))
+        .shutdown_on(async move {
             let _ = stop.wait_for(|stopped| *stopped).await;
-        }
-    };
-    // One constructor for the contexts, whose configurations differ in type.
-    fn context<C>(client: &Client, config: C, metrics: &Metrics, identity: &str) -> Arc<Context<C>> {
-        Arc::new(Context::new(client.clone(), config, metrics.clone(), Some(identity.to_string())))
-    }
-    let (namespace, identity) = (settings.namespace.clone(), settings.identity.as_str());
-    let tenants = context(&client, tenant::Config { platform_namespace: namespace.clone() }, &metrics, identity);
-    let gateway_account = vm::gateway_access::GatewayAccount {
-        namespace: namespace.clone(),
-        name: settings.gateway_service_account.clone(),
-    };
-    let machines = context(
-        &client,
-        vm::Config { gateway: Some(gateway_account), platform_namespace: namespace.clone(), ..vm::Config::default() },
-        &metrics,
-        identity,
-    );
-    let exposure = context(&client, gateway::Config { platform_namespace: namespace.clone() }, &metrics, identity);
-    let cloner = (namespace, settings.service_account.clone());
-    let storage_config =
-        kite_storage::reconciler::Config { cloner, longhorn_namespace: settings.longhorn_namespace.clone() };
-    let storage = context(&client, storage_config, &metrics, identity);
-    let offers = context(&client, (), &metrics, identity);
-    tokio::join!(
-        tenant::run(tenants, until()),
-        vm::run(machines, until()),
-        gateway::run(exposure, until()),
-        kite_storage::reconciler::run(storage, until()),
-        offer::run(offers, until()),
-    );
+        })
+        .run()
+        .await;
 }
 
 /// `kite controller`.
