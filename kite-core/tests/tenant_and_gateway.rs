@@ -99,6 +99,19 @@ fn machines_reach_dns_and_the_internet_but_not_private_ranges_the_cluster_or_met
     assert!(v6["except"].as_array().unwrap().contains(&serde_json::json!("2001:db8:42::/56")));
 }
 
+#[test]
+fn an_ipv4_only_cluster_gets_no_ipv6_egress_rule() {
+    let hosts = ["10.0.0.5/32", "203.0.113.10/32"].map(String::from);
+    let egress = policy_with_hosts("kite-allow-vm-egress", &KitePlatformSpec::default(), &hosts);
+    let peers = egress["spec"]["egress"][1]["to"].as_array().unwrap();
+    assert_eq!(peers.len(), 1, "IPv4 only: {peers:?}");
+    assert_eq!(peers[0]["ipBlock"]["cidr"], "0.0.0.0/0");
+    // A node with an IPv6 address makes it a dual-stack cluster.
+    let dual = ["10.0.0.5/32", "2001:db8::5/128"].map(String::from);
+    let egress = policy_with_hosts("kite-allow-vm-egress", &KitePlatformSpec::default(), &dual);
+    assert_eq!(egress["spec"]["egress"][1]["to"][1]["ipBlock"]["cidr"], "::/0");
+}
+
 fn egress_except(egress: &serde_json::Value, family: usize) -> Vec<String> {
     egress["spec"]["egress"][1]["to"][family]["ipBlock"]["except"]
         .as_array()

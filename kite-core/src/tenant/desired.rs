@@ -195,6 +195,13 @@ fn vm_egress(platform: &KitePlatformSpec, host_addresses: &[String]) -> Policy {
         ip_block: Some(IPBlock { cidr: cidr.into(), except: Some(except(blocked, cluster)) }),
         ..Default::default()
     };
+    // The IPv6 internet only on a cluster that has IPv6: an IPv6 range among its
+    // own, the blocked ones or its hosts' addresses. On an IPv4-only cluster an
+    // IPv6 block is a rule the network policy agent cannot program.
+    let mut internet = vec![anywhere_but("0.0.0.0/0", BLOCKED_V4, cluster_v4)];
+    if !cluster_v6.is_empty() {
+        internet.push(anywhere_but("::/0", BLOCKED_V6, cluster_v6));
+    }
     (
         "kite-allow-vm-egress",
         "Machines resolve names with the cluster DNS and reach the internet, but not private ranges, the cluster's pods and Services, its nodes and API server, or the metadata address.",
@@ -210,13 +217,7 @@ fn vm_egress(platform: &KitePlatformSpec, host_addresses: &[String]) -> Policy {
                     }]),
                     ports: Some(vec![port("UDP", 53), port("TCP", 53)]),
                 },
-                NetworkPolicyEgressRule {
-                    to: Some(vec![
-                        anywhere_but("0.0.0.0/0", BLOCKED_V4, cluster_v4),
-                        anywhere_but("::/0", BLOCKED_V6, cluster_v6),
-                    ]),
-                    ports: None,
-                },
+                NetworkPolicyEgressRule { to: Some(internet), ports: None },
             ]),
             ..Default::default()
         },
