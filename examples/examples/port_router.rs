@@ -8,13 +8,13 @@
 // ANCHOR: all
 use kite_ssh::audit::{AuditEvent, AuditSink, AuthResult, Event};
 use kite_ssh::backend::{Backend, HostKeyCheck, Readiness, Route, Upstream, UpstreamAuth};
-use kite_ssh::{Router, RouterOptions, password};
+use kite_ssh::{Messages, Router, password};
 use russh::keys::{PrivateKey, PublicKey};
 use std::sync::Arc;
 
 /// Routes the login `<port>` to `127.0.0.1:<port>`, for one shared password.
 struct PortRouter {
-    password_hash: String,
+    password_hash: Arc<str>,
     upstream_key: Arc<PrivateKey>,
     upstream_host_key: PublicKey,
 }
@@ -25,20 +25,19 @@ impl Backend for PortRouter {
     }
 
     async fn check_password(&self, _route: &Route, typed: &str) -> bool {
-        password::verify(typed, &self.password_hash)
+        // argon2 is slow on purpose: verify on a blocking thread, never on the
+        // async runtime, where it would hold up every other connection.
+        // (`password::verify_off_runtime` does this, bounded to one per core.)
+        let (typed, hash) = (typed.to_string(), self.password_hash.clone());
+        tokio::task::spawn_blocking(move || password::verify(&typed, &hash)).await.unwrap_or(false)
     }
 
-    async fn check_public_key(&self, _route: &Route, _key: &PublicKey) -> bool {
-        false
-    }
+    // check_public_key is left out: by default no key may log in.
 
     async fn upstream(&self, route: &Route) -> Readiness {
-        Readiness::Ready(Upstream {
-            address: format!("127.0.0.1:{}", route.id),
-            user: "root".into(),
-            auth: UpstreamAuth::Key(self.upstream_key.clone()),
-            host_key: HostKeyCheck::Pinned(self.upstream_host_key.clone()),
-        })
+        let address = format!("127.0.0.1:{}", route.id);
+        let auth = UpstreamAuth::Key(self.upstream_key.clone());
+        Readiness::Ready(Upstream::new(address, "root", auth, HostKeyCheck::Pinned(self.upstream_host_key.clone())))
     }
 }
 
@@ -61,12 +60,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: port_router <upstream private key> <upstream host public key>".into());
     };
     let backend = PortRouter {
-        password_hash: std::env::var("KITE_PASSWORD_HASH").map_err(|_| "set KITE_PASSWORD_HASH")?,
+        password_hash: std::env::var("KITE_PASSWORD_HASH").map_err(|_| "set KITE_PASSWORD_HASH")?.into(),
         upstream_key: Arc::new(russh::keys::load_secret_key(key, None)?),
         upstream_host_key: russh::keys::load_public_key(host_key)?,
     };
     let host_key = kite_ssh::host_key::load_or_generate("port_router_host_key".as_ref())?;
-    let router = Router::with_audit(backend, host_key, RouterOptions::default(), Arc::new(PrintSignIns));
+    let router = Router::builder()
+        .backend(backend)
+        .host_key(host_key)
+        .audit(PrintSignIns)
+        // What users read on their stderr, under this router's own name.
+        .messages(Messages::default().with_prefix("port-router: "))
+        .build()?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:2222").await?;
     println!("listening on 127.0.0.1:2222; try: ssh -p 2222 22@127.0.0.1");
     router.serve(listener, async { tokio::signal::ctrl_c().await.unwrap_or(()) }).await?;

@@ -24,6 +24,7 @@ impl Route {
 
 /// How the upstream's host key is checked.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum HostKeyCheck {
     /// The upstream must present this key; any other refuses the connection.
     Pinned(PublicKey),
@@ -33,6 +34,7 @@ pub enum HostKeyCheck {
 
 /// How the router logs in to the upstream.
 #[derive(Clone)]
+#[non_exhaustive]
 pub enum UpstreamAuth {
     /// With a private key the platform holds.
     Key(Arc<PrivateKey>),
@@ -51,6 +53,7 @@ impl std::fmt::Debug for UpstreamAuth {
 
 /// Where and how to reach the machine behind a route.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Upstream {
     /// `host:port` to connect to.
     pub address: String,
@@ -62,8 +65,22 @@ pub struct Upstream {
     pub host_key: HostKeyCheck,
 }
 
+impl Upstream {
+    /// The SSH server at `address` (`host:port`), logged in to as `user`
+    /// with `auth`, its host key checked by `host_key`.
+    pub fn new(
+        address: impl Into<String>,
+        user: impl Into<String>,
+        auth: UpstreamAuth,
+        host_key: HostKeyCheck,
+    ) -> Self {
+        Self { address: address.into(), user: user.into(), auth, host_key }
+    }
+}
+
 /// Whether the machine behind a route can be reached now.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum Readiness {
     /// Connect to it.
     Ready(Upstream),
@@ -84,9 +101,14 @@ pub enum Readiness {
 /// embedder writes. The router asks it on every authentication attempt, so
 /// a change takes effect for the next login.
 ///
+/// `resolve` and `upstream` are required. `check_password` and
+/// `check_public_key` refuse by default, so a backend implements the ones
+/// its users sign in with (keyboard-interactive logins are passwords too,
+/// checked by `check_password`). A backend that refuses a login's
+/// credentials is asked nothing more for it.
+///
 /// ```
 /// use kite_ssh::backend::{Backend, Readiness, Route};
-/// use russh::keys::PublicKey;
 ///
 /// /// One machine, reached by the login `demo`, with a fixed password.
 /// struct One;
@@ -98,9 +120,7 @@ pub enum Readiness {
 ///     async fn check_password(&self, _route: &Route, password: &str) -> bool {
 ///         password == "correct horse"
 ///     }
-///     async fn check_public_key(&self, _route: &Route, _key: &PublicKey) -> bool {
-///         false
-///     }
+///     // check_public_key: the default, no key may log in.
 ///     async fn upstream(&self, _route: &Route) -> Readiness {
 ///         Readiness::Unavailable { message: "The demo machine is switched off.".into() }
 ///     }
@@ -111,11 +131,23 @@ pub trait Backend: Send + Sync + 'static {
     /// The route of a login name, or `None` when no route has it.
     fn resolve(&self, login: &str) -> impl Future<Output = Option<Route>> + Send;
 
-    /// Whether `password` is the route's password.
-    fn check_password(&self, route: &Route, password: &str) -> impl Future<Output = bool> + Send;
+    /// Whether `password` is the route's password (typed at the password
+    /// or the keyboard-interactive prompt). By default no password is:
+    /// a backend whose users sign in with keys only need not implement it.
+    ///
+    /// Verifying a slow hash (argon2, bcrypt) blocks: do it off the async
+    /// runtime, as [`crate::password::verify_off_runtime`] does.
+    fn check_password(&self, route: &Route, password: &str) -> impl Future<Output = bool> + Send {
+        let _ = (route, password);
+        std::future::ready(false)
+    }
 
-    /// Whether `key` may log in to the route.
-    fn check_public_key(&self, route: &Route, key: &PublicKey) -> impl Future<Output = bool> + Send;
+    /// Whether `key` may log in to the route. By default no key may: a
+    /// backend whose users sign in with passwords only need not implement it.
+    fn check_public_key(&self, route: &Route, key: &PublicKey) -> impl Future<Output = bool> + Send {
+        let _ = (route, key);
+        std::future::ready(false)
+    }
 
     /// Where the route leads, and whether it can be reached now. Called when
     /// the user opens the first channel, and again while it is `Starting`.

@@ -6,6 +6,7 @@ use crate::backend::{Backend, Route, Upstream, UpstreamAuth};
 use crate::limiter::Limiter;
 use crate::live::LiveInfo;
 use crate::login_digest::login_digest;
+use crate::messages::Messages;
 use crate::options::RouterOptions;
 use crate::slot::{Target, UpstreamSlot};
 use crate::unauthenticated::Pending;
@@ -22,6 +23,7 @@ use std::sync::Arc;
 pub(crate) struct Shared<B> {
     pub backend: Arc<B>,
     pub options: Arc<RouterOptions>,
+    pub messages: Arc<Messages>,
     pub limiter: Limiter,
     pub audit: Arc<dyn AuditSink>,
 }
@@ -52,7 +54,13 @@ impl<B: Backend> Connection<B> {
     }
 
     fn slot(&self, target: Target) -> UpstreamSlot<B> {
-        UpstreamSlot::new(self.shared.backend.clone(), target, self.shared.options.clone(), self.user.clone())
+        UpstreamSlot::new(
+            self.shared.backend.clone(),
+            target,
+            self.shared.options.clone(),
+            self.shared.messages.clone(),
+            self.user.clone(),
+        )
     }
 
     /// Counts a failed attempt, waits the rejection delay, and rejects; the
@@ -174,7 +182,7 @@ impl<B: Backend> russh::server::Handler for Connection<B> {
             None => Ok(Auth::Partial {
                 name: "".into(),
                 instructions: "".into(),
-                prompts: vec![("Password: ".into(), false)].into(),
+                prompts: vec![(self.shared.messages.password_prompt.clone().into(), false)].into(),
             }),
             Some(bytes) => {
                 let password = String::from_utf8_lossy(&bytes).into_owned();
@@ -265,7 +273,7 @@ impl<B: Backend> russh::server::Handler for Connection<B> {
             match upstream.channel_open_direct_tcpip(host, port, originator, originator_port).await {
                 Ok(upstream_channel) => {
                     reply.accept().await;
-                    pump::pump(channel, upstream_channel, Vec::new(), user, grace, open).await;
+                    pump::pump(channel, upstream_channel, Vec::new(), user, grace, None, open).await;
                 }
                 Err(error) => {
                     tracing::info!(%error, "the upstream refused a direct-tcpip channel");

@@ -8,10 +8,19 @@
 //! and proxies every channel.
 //!
 //! - [`backend::Backend`] is the small trait a route source implements.
-//! - [`Router`] runs on a `TcpListener` ([`Router::serve`]) or on any
-//!   accepted stream ([`Router::serve_stream`]).
+//! - [`Router`], made with [`Router::builder`], runs on a `TcpListener`
+//!   ([`Router::serve`]) or on any accepted stream ([`Router::serve_stream`]).
+//! - [`RouterOptions`] and [`Messages`] are what an embedder tunes: limits
+//!   and timeouts, and the sentences users see (with the embedder's
+//!   product name in place of Kite's).
 //! - [`StaticBackend`] is a table of routes; with the feature `kube`,
 //!   `kube::KubeBackend` routes from `KiteVirtualMachine` objects.
+//! - `audit::FileStore` keeps audit events and recordings on disk; with the
+//!   feature `s3`, `audit::S3Store` keeps them in an S3 bucket.
+//!
+//! The option, error and event types are `#[non_exhaustive]`: they will
+//! grow without a breaking release, so they are built from `Default` and
+//! `with_*` methods (or constructors), and matched with a `_` arm.
 //!
 //! See the book's chapter "Embedding kite-ssh".
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -19,6 +28,7 @@
 pub mod audit;
 pub mod backend;
 mod budget;
+mod builder;
 #[cfg(feature = "control")]
 pub mod control;
 mod error;
@@ -44,7 +54,9 @@ mod unauthenticated;
 mod upstream;
 mod user_side;
 
+pub use builder::RouterBuilder;
 pub use error::Error;
+pub use messages::Messages;
 pub use options::{Fallback, RateLimit, RouterOptions};
 pub use router::Router;
 pub use static_backend::{StaticBackend, StaticRoute};

@@ -21,7 +21,7 @@
 //! use kite_ssh::limiter::Limiter;
 //! use std::net::IpAddr;
 //!
-//! let limiter = Limiter::new(RateLimit { failures_per_login: 2, ..RateLimit::default() });
+//! let limiter = Limiter::new(RateLimit::default().with_failures_per_login(2));
 //! let (home, attacker): (IpAddr, IpAddr) = ("192.0.2.1".parse()?, "198.51.100.7".parse()?);
 //! limiter.record_success(home, "alice");
 //! limiter.record_failure(attacker, "alice");

@@ -14,9 +14,6 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
-/// What a user is told when the gateway stops.
-const SHUTTING_DOWN: &str = "The gateway is restarting; connect again in a moment.";
-
 /// How many bytes of a live recording's latest lines a new watcher is
 /// given before the lines that follow (its header always).
 const BACKLOG_BYTES: usize = 256 * 1024;
@@ -76,15 +73,15 @@ impl LiveSessions {
         remembered.push_back((Instant::now(), ended));
     }
 
-    /// Disconnects every live session, telling its user why.
-    pub(crate) async fn disconnect_all(&self) {
+    /// Disconnects every live session, telling its user `message`.
+    pub(crate) async fn disconnect_all(&self, message: &str) {
         let handles: Vec<(Handle, Arc<LiveInfo>)> = lock(&self.sessions).values().cloned().collect();
         if !handles.is_empty() {
             tracing::info!(sessions = handles.len(), "disconnecting the sessions still open");
         }
         for (handle, info) in handles {
             info.ended_because("the gateway stopped");
-            let _ = handle.disconnect(russh::Disconnect::ByApplication, SHUTTING_DOWN.into(), "en".into()).await;
+            let _ = handle.disconnect(russh::Disconnect::ByApplication, message.into(), "en".into()).await;
         }
     }
 }
@@ -231,6 +228,7 @@ pub struct Sessions {
 /// One signed-in connection, as it is now.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct LiveSession {
     /// The connection's id, as its audit events give it.
     pub connection: String,
@@ -250,6 +248,7 @@ pub struct LiveSession {
 /// for stores that may still be writing that event.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct EndedSession {
     /// The connection's id.
     pub connection: String,

@@ -4,8 +4,32 @@
 use crate::backend::HostKeyCheck;
 use std::time::Duration;
 
+/// `with_<field>` for each field: the same value with that field replaced.
+macro_rules! setters {
+    ($type:ident { $($setter:ident => $field:ident: $value:ty),* $(,)? }) => {
+        impl $type {
+            $(
+                #[doc = concat!("These options with [`", stringify!($type), "::", stringify!($field), "`] replaced.")]
+                #[must_use]
+                pub fn $setter(mut self, value: $value) -> Self {
+                    self.$field = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
 /// Failed-login limits per source address and per login name.
+///
+/// Built from [`RateLimit::default`] and the `with_*` methods:
+///
+/// ```
+/// let limits = kite_ssh::RateLimit::default().with_failures_per_login(3);
+/// # assert_eq!(limits.failures_per_login, 3);
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct RateLimit {
     /// Failures from one address within `window` before it is banned.
     pub failures_per_address: u32,
@@ -32,10 +56,19 @@ impl Default for RateLimit {
     }
 }
 
+setters!(RateLimit {
+    with_failures_per_address => failures_per_address: u32,
+    with_failures_per_login => failures_per_login: u32,
+    with_window => window: Duration,
+    with_ban => ban: Duration,
+    with_tracked => tracked: u64,
+});
+
 /// Where logins that match no route go: for example the host's own sshd on
 /// another port. The user's password is passed through to it; public keys
 /// cannot be (their signatures are bound to this connection).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Fallback {
     /// `host:port` of the fallback SSH server.
     pub address: String,
@@ -43,8 +76,29 @@ pub struct Fallback {
     pub host_key: HostKeyCheck,
 }
 
+impl Fallback {
+    /// The SSH server at `address` (`host:port`), its host key checked by `host_key`.
+    pub fn new(address: impl Into<String>, host_key: HostKeyCheck) -> Self {
+        Self { address: address.into(), host_key }
+    }
+}
+
 /// The router's options; [`Default`] is what a production gateway wants.
+///
+/// Built from [`RouterOptions::default`] and the `with_*` methods (the
+/// fields are public to read, and to change on a value one holds):
+///
+/// ```
+/// use kite_ssh::{RateLimit, RouterOptions};
+/// use std::time::Duration;
+///
+/// let options = RouterOptions::default()
+///     .with_idle_timeout(Some(Duration::from_secs(600)))
+///     .with_rate_limit(RateLimit::default().with_failures_per_address(50));
+/// # assert_eq!(options.rate_limit.failures_per_address, 50);
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct RouterOptions {
     /// The time a client has from connecting to authenticating.
     pub handshake_timeout: Duration,
@@ -122,3 +176,25 @@ impl Default for RouterOptions {
         }
     }
 }
+
+setters!(RouterOptions {
+    with_handshake_timeout => handshake_timeout: Duration,
+    with_idle_timeout => idle_timeout: Option<Duration>,
+    with_keepalive_interval => keepalive_interval: Option<Duration>,
+    with_max_connections => max_connections: usize,
+    with_max_unauthenticated_per_source => max_unauthenticated_per_source: usize,
+    with_max_auth_attempts => max_auth_attempts: usize,
+    with_max_channels_per_connection => max_channels_per_connection: usize,
+    with_max_held_bytes => max_held_bytes: usize,
+    with_max_held_messages => max_held_messages: usize,
+    with_session_start_timeout => session_start_timeout: Duration,
+    with_close_grace => close_grace: Duration,
+    with_rejection_delay => rejection_delay: Duration,
+    with_starting_timeout => starting_timeout: Duration,
+    with_retry_interval => retry_interval: Duration,
+    with_connect_timeout => connect_timeout: Duration,
+    with_rate_limit => rate_limit: RateLimit,
+    with_proxy_protocol_from => proxy_protocol_from: Vec<ipnet::IpNet>,
+    with_fallback => fallback: Option<Fallback>,
+    with_banner => banner: Option<String>,
+});

@@ -5,7 +5,6 @@
 //! grace to end too, and is then let go: a machine that never closes its
 //! side cannot keep a task, or its connection, once its user has left.
 
-use crate::messages;
 use crate::user_side::{OpenChannel, Tap};
 use bytes::Bytes;
 use russh::{Channel, ChannelId, ChannelMsg, ChannelReadHalf, ChannelWriteHalf, client, server};
@@ -15,13 +14,16 @@ use tokio::task::JoinSet;
 /// Bridges `user` and `upstream` until both ends are closed, or one is and
 /// `grace` has passed; `held` is replayed upstream first. `open` is the
 /// channel's place in its connection and its tally: given back, and the
-/// close audited, at the end.
+/// close audited, at the end. `start_refused` is, for a session channel,
+/// the stderr line the user gets when the machine refuses the request that
+/// starts the session.
 pub(crate) async fn pump(
     user: Channel<server::Msg>,
     upstream: Channel<client::Msg>,
     held: Vec<ChannelMsg>,
     handle: server::Handle,
     grace: Duration,
+    start_refused: Option<Bytes>,
     open: OpenChannel,
 ) {
     let id = user.id();
@@ -53,7 +55,7 @@ pub(crate) async fn pump(
     let closer = handle.clone();
     let tap = open.tap();
     directions.spawn(async move {
-        to_user(&mut up_read, &user_write, &handle, id, &tap).await;
+        to_user(&mut up_read, &user_write, &handle, id, &tap, start_refused).await;
         let _ = user_write.close().await;
         true
     });
@@ -119,6 +121,7 @@ async fn to_user(
     handle: &server::Handle,
     id: ChannelId,
     tap: &Tap,
+    start_refused: Option<Bytes>,
 ) {
     let tally = &tap.tally;
     let record = |bytes: &[u8]| {
@@ -159,7 +162,9 @@ async fn to_user(
                 handle.exit_signal_request(id, signal_name, core_dumped, error_message, lang_tag).await.is_ok()
             }
             ChannelMsg::Failure if !start_answered => {
-                let _ = user.extended_data_bytes(1, Bytes::from(messages::gave_up(messages::START_REFUSED))).await;
+                if let Some(line) = start_refused {
+                    let _ = user.extended_data_bytes(1, line).await;
+                }
                 let _ = user.exit_status(255).await;
                 let _ = user.eof().await;
                 return;

@@ -1,11 +1,12 @@
 //! The router: accepts connections, runs one SSH server session per
 //! connection on a task of its own, and shuts down gracefully.
 
-use crate::audit::{AuditSink, LogOnly};
+use crate::audit::AuditSink;
 use crate::backend::Backend;
 use crate::handler::{Connection, Shared};
 use crate::limiter::Limiter;
 use crate::live::{LiveInfo, LiveSessions, Sessions};
+use crate::messages::Messages;
 use crate::options::RouterOptions;
 use crate::unauthenticated::Unauthenticated;
 use crate::{Error, host_key, proxy_protocol};
@@ -20,17 +21,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 /// An SSH router: one entry point that routes each login to its machine.
-///
-/// ```no_run
-/// # async fn run(backend: impl kite_ssh::backend::Backend) -> Result<(), kite_ssh::Error> {
-/// use kite_ssh::{Router, RouterOptions};
-///
-/// let key = kite_ssh::host_key::load_or_generate("gateway_host_ed25519_key".as_ref())?;
-/// let router = Router::new(backend, key, RouterOptions::default());
-/// let listener = tokio::net::TcpListener::bind("127.0.0.1:2222").await.map_err(|source| kite_ssh::Error::Io { what: "bind".into(), source })?;
-/// router.serve(listener, async { let _ = tokio::signal::ctrl_c().await; }).await
-/// # }
-/// ```
+/// Built with [`Router::builder`]; cheap to clone (clones share everything).
 pub struct Router<B> {
     shared: Arc<Shared<B>>,
     config: Arc<Config>,
@@ -52,15 +43,14 @@ impl<B> Clone for Router<B> {
 }
 
 impl<B: Backend> Router<B> {
-    /// A router that routes with `backend` and presents `host_key`; its
-    /// audit events are logged only (see [`Router::with_audit`]).
-    pub fn new(backend: B, host_key: PrivateKey, options: RouterOptions) -> Self {
-        Self::with_audit(backend, host_key, options, Arc::new(LogOnly))
-    }
-
-    /// A router whose audit events also go to `audit` (for example
-    /// [`crate::audit::FileStore`], or an embedder's own store).
-    pub fn with_audit(backend: B, host_key: PrivateKey, options: RouterOptions, audit: Arc<dyn AuditSink>) -> Self {
+    /// The router of a builder that has all it needs.
+    pub(crate) fn assemble(
+        backend: B,
+        host_key: PrivateKey,
+        options: RouterOptions,
+        audit: Arc<dyn AuditSink>,
+        messages: Messages,
+    ) -> Self {
         tracing::info!(fingerprint = %host_key::fingerprint(&host_key), "SSH router host key");
         let config = Config {
             server_id: russh::SshId::Standard(format!("SSH-2.0-kite-ssh_{}", env!("CARGO_PKG_VERSION")).into()),
@@ -80,7 +70,13 @@ impl<B: Backend> Router<B> {
         let connections = Arc::new(Semaphore::new(options.max_connections));
         let unauthenticated = Unauthenticated::new(options.max_unauthenticated_per_source);
         let limiter = Limiter::new(options.rate_limit.clone());
-        let shared = Arc::new(Shared { backend: Arc::new(backend), options: Arc::new(options), limiter, audit });
+        let shared = Arc::new(Shared {
+            backend: Arc::new(backend),
+            options: Arc::new(options),
+            messages: Arc::new(messages),
+            limiter,
+            audit,
+        });
         Self { shared, config: Arc::new(config), connections, unauthenticated, live: Arc::default() }
     }
 
@@ -137,13 +133,12 @@ impl<B: Backend> Router<B> {
         let handle = session.handle();
         let _live = self.live.add(handle.clone(), info);
         let timeout = self.shared.options.handshake_timeout;
+        let timed_out = self.shared.messages.auth_timed_out.clone();
         let watchdog = tokio::spawn(async move {
             tokio::time::sleep(timeout).await;
             if !pending.is_authenticated() {
                 tracing::info!(%peer, "the client did not authenticate in time");
-                let _ = handle
-                    .disconnect(russh::Disconnect::ByApplication, "authentication timed out".into(), "en".into())
-                    .await;
+                let _ = handle.disconnect(russh::Disconnect::ByApplication, timed_out, "en".into()).await;
             }
         });
         let result = session.await;
@@ -192,7 +187,7 @@ impl<B: Backend> Router<B> {
             }
         }
         tracing::info!("the SSH router stops accepting connections");
-        self.live.disconnect_all().await;
+        self.live.disconnect_all(&self.shared.messages.shutting_down).await;
         let drain = async { while tasks.join_next().await.is_some() {} };
         if tokio::time::timeout(std::time::Duration::from_secs(5), drain).await.is_err() {
             tasks.abort_all();

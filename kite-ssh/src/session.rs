@@ -14,7 +14,7 @@
 use crate::audit::{CastHeader, Event, Pty, SessionRequest};
 use crate::backend::Backend;
 use crate::budget::{Budget, Exceeded};
-use crate::messages;
+use crate::messages::Messages;
 use crate::options::RouterOptions;
 use crate::pump::pump;
 use crate::slot::UpstreamSlot;
@@ -40,13 +40,13 @@ pub(crate) async fn bridge<B: Backend>(
         Err(_) => {
             tracing::info!(route = %slot.describe(), "a session channel did not start in time; closing it");
             open.ended_by_gateway("the session did not start in time");
-            return refuse(&user, messages::NOT_STARTED_IN_TIME).await;
+            return refuse(&user, slot.messages(), &slot.messages().not_started_in_time).await;
         }
         Ok(Held::Gone) => return,
         Ok(Held::Exceeded(exceeded)) => {
             tracing::info!(route = %slot.describe(), ?exceeded, "a session channel held too much before it started; closing it");
             open.ended_by_gateway("the session sent too much before it started");
-            return refuse(&user, messages::TOO_MUCH_BEFORE_START).await;
+            return refuse(&user, slot.messages(), &slot.messages().too_much_before_start).await;
         }
         Ok(Held::Started(held)) => held,
     };
@@ -83,13 +83,13 @@ pub(crate) async fn bridge<B: Backend>(
         Ok(Ok(upstream)) => upstream,
         Ok(Err(message)) => {
             open.ended_by_gateway("the machine could not be reached");
-            return refuse(&user, &message).await;
+            return refuse(&user, slot.messages(), &message).await;
         }
         Err(None) => return,
         Err(Some(exceeded)) => {
             tracing::info!(route = %slot.describe(), ?exceeded, "a session channel sent too many requests while its machine was connecting; closing it");
             open.ended_by_gateway("the session sent too much before its machine was connected");
-            return refuse(&user, messages::TOO_MUCH_BEFORE_START).await;
+            return refuse(&user, slot.messages(), &slot.messages().too_much_before_start).await;
         }
     };
     let upstream_channel = match upstream.channel_open_session().await {
@@ -97,11 +97,12 @@ pub(crate) async fn bridge<B: Backend>(
         Err(error) => {
             tracing::info!(route = %slot.describe(), %error, "the upstream refused a session channel");
             open.ended_by_gateway("the machine refused the session");
-            return refuse(&user, messages::START_REFUSED).await;
+            return refuse(&user, slot.messages(), &slot.messages().start_refused).await;
         }
     };
     // 3. Replay what the user asked for, then carry everything both ways.
-    pump(user, upstream_channel, held, handle, options.close_grace, open).await;
+    let start_refused = Some(Bytes::from(slot.messages().gave_up(&slot.messages().start_refused)));
+    pump(user, upstream_channel, held, handle, options.close_grace, start_refused, open).await;
 }
 
 /// What a session asked for (its last held request), with the terminal it
@@ -155,8 +156,8 @@ async fn hold_until_start(user: &mut Channel<server::Msg>, budget: &mut Budget) 
 }
 
 /// Ends a session that could not start: the reason on stderr, a non-zero exit status, EOF, close.
-async fn refuse(user: &Channel<server::Msg>, message: &str) {
-    let _ = user.extended_data_bytes(1, Bytes::from(messages::gave_up(message))).await;
+async fn refuse(user: &Channel<server::Msg>, messages: &Messages, message: &str) {
+    let _ = user.extended_data_bytes(1, Bytes::from(messages.gave_up(message))).await;
     let _ = user.exit_status(255).await;
     let _ = user.eof().await;
     let _ = user.close().await;

@@ -3,7 +3,7 @@
 //! backend is starting.
 
 use crate::backend::{Backend, Readiness, Route, Upstream};
-use crate::messages;
+use crate::messages::Messages;
 use crate::options::RouterOptions;
 use crate::upstream::{self, ConnectError, UpstreamClient};
 use crate::user_side::UserSide;
@@ -28,13 +28,25 @@ pub(crate) struct UpstreamSlot<B> {
     backend: Arc<B>,
     target: Target,
     options: Arc<RouterOptions>,
+    messages: Arc<Messages>,
     user: Arc<UserSide>,
     handle: tokio::sync::Mutex<Option<Arc<Handle<UpstreamClient>>>>,
 }
 
 impl<B: Backend> UpstreamSlot<B> {
-    pub(crate) fn new(backend: Arc<B>, target: Target, options: Arc<RouterOptions>, user: Arc<UserSide>) -> Self {
-        Self { backend, target, options, user, handle: tokio::sync::Mutex::new(None) }
+    pub(crate) fn new(
+        backend: Arc<B>,
+        target: Target,
+        options: Arc<RouterOptions>,
+        messages: Arc<Messages>,
+        user: Arc<UserSide>,
+    ) -> Self {
+        Self { backend, target, options, messages, user, handle: tokio::sync::Mutex::new(None) }
+    }
+
+    /// What the router says to users.
+    pub(crate) fn messages(&self) -> &Arc<Messages> {
+        &self.messages
     }
 
     /// A slot whose upstream is already connected (the fallback, connected to check the password).
@@ -78,12 +90,12 @@ impl<B: Backend> UpstreamSlot<B> {
                         }
                         Err(ConnectError::Retriable(detail)) => {
                             tracing::info!(route = %self.describe(), %detail, "the upstream is not reachable yet");
-                            messages::NOT_ACCEPTING.to_string()
+                            self.messages.not_accepting.clone()
                         }
-                        Err(ConnectError::HostKeyMismatch) => return Err(messages::HOST_KEY_MISMATCH.to_string()),
+                        Err(ConnectError::HostKeyMismatch) => return Err(self.messages.host_key_mismatch.clone()),
                         Err(ConnectError::LoginRefused) => {
                             tracing::warn!(route = %self.describe(), "the upstream refused the router's login");
-                            return Err(messages::UPSTREAM_LOGIN_REFUSED.to_string());
+                            return Err(self.messages.upstream_login_refused.clone());
                         }
                     }
                 }
@@ -94,7 +106,7 @@ impl<B: Backend> UpstreamSlot<B> {
                 return Err(message);
             }
             if let Some((user, channel)) = progress {
-                let line = messages::retrying(&message, started.elapsed().as_secs());
+                let line = self.messages.retrying(&message, started.elapsed().as_secs());
                 let _ = user.extended_data(channel, 1, line.into_bytes()).await;
             }
             tokio::time::sleep(self.options.retry_interval).await;

@@ -18,7 +18,7 @@ impl client::Handler for AnyHostKey {
 }
 
 fn options() -> RouterOptions {
-    RouterOptions { rejection_delay: Duration::ZERO, ..RouterOptions::default() }
+    RouterOptions::default().with_rejection_delay(Duration::ZERO)
 }
 
 /// Serves `backend` on loopback; returns a connected, unauthenticated client.
@@ -26,7 +26,7 @@ async fn connect(backend: MockBackend) -> client::Handle<AnyHostKey> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let key = PrivateKey::random(&mut rand::rng(), Algorithm::Ed25519).unwrap();
-    let router = Router::new(backend, key, options());
+    let router = Router::builder().backend(backend).host_key(key).options(options()).build().unwrap();
     tokio::spawn(async move { router.serve(listener, std::future::pending()).await });
     client::connect(Arc::new(client::Config::default()), address, AnyHostKey).await.unwrap()
 }

@@ -117,7 +117,7 @@ impl UpstreamClient {
         let grace = self.user.close_grace;
         tokio::spawn(async move {
             match open(user.clone()).await {
-                Ok(user_channel) => pump(user_channel, channel, Vec::new(), user, grace, audited).await,
+                Ok(user_channel) => pump(user_channel, channel, Vec::new(), user, grace, None, audited).await,
                 Err(error) => {
                     tracing::debug!(%error, channel = what, "the user refused a channel the upstream opened");
                     drop(audited);

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use kite_ssh::backend::HostKeyCheck;
-use kite_ssh::{Fallback, RateLimit, RouterOptions};
+use kite_ssh::{Fallback, RateLimit};
 use russh::client::{self, AuthResult};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,10 +20,8 @@ async fn an_unmatched_login_goes_to_the_fallback_with_its_password() {
     let (port, host_key) = password_server("bob", "fallback-pw").await;
     let upstream_key = new_key();
     let sshd = Sshd::start(upstream_key.public_key());
-    let options = RouterOptions {
-        fallback: Some(Fallback { address: format!("127.0.0.1:{port}"), host_key: HostKeyCheck::Pinned(host_key) }),
-        ..test_options()
-    };
+    let options =
+        test_options().with_fallback(Some(Fallback::new(format!("127.0.0.1:{port}"), HostKeyCheck::Pinned(host_key))));
     let router = RunningRouter::start(static_backend(vec![route("alice", &sshd, &upstream_key)]), options).await;
     let ssh = Ssh::to(&router, "bob").password("fallback-pw", "password");
     let output = tokio::task::spawn_blocking(move || ssh.run(&["hostname"])).await.unwrap();
@@ -50,16 +48,14 @@ async fn without_a_fallback_unmatched_logins_are_refused() {
 async fn repeated_failures_ban_the_login_for_a_while() {
     let upstream_key = new_key();
     let sshd = Sshd::start(upstream_key.public_key());
-    let options = RouterOptions {
-        rate_limit: RateLimit {
-            failures_per_address: 100,
-            failures_per_login: 3,
-            window: Duration::from_secs(60),
-            ban: Duration::from_secs(60),
-            tracked: 1000,
-        },
-        ..test_options()
-    };
+    let options = test_options().with_rate_limit(
+        RateLimit::default()
+            .with_failures_per_address(100)
+            .with_failures_per_login(3)
+            .with_window(Duration::from_secs(60))
+            .with_ban(Duration::from_secs(60))
+            .with_tracked(1000),
+    );
     let router = RunningRouter::start(static_backend(vec![route("alice", &sshd, &upstream_key)]), options).await;
     for _ in 0..3 {
         let mut handle = client(&router).await;
@@ -74,8 +70,8 @@ async fn repeated_failures_ban_the_login_for_a_while() {
 async fn a_banned_login_still_lets_in_the_address_its_owner_signed_in_from() {
     let upstream_key = new_key();
     let sshd = Sshd::start(upstream_key.public_key());
-    let limits = RateLimit { failures_per_address: 100, failures_per_login: 3, ..RateLimit::default() };
-    let options = RouterOptions { rate_limit: limits, rejection_delay: Duration::ZERO, ..test_options() };
+    let limits = RateLimit::default().with_failures_per_address(100).with_failures_per_login(3);
+    let options = test_options().with_rate_limit(limits).with_rejection_delay(Duration::ZERO);
     let router = RunningRouter::start(static_backend(vec![route("alice", &sshd, &upstream_key)]), options).await;
     let mut owner = client(&router).await;
     assert!(matches!(owner.authenticate_password("alice", "secret").await.unwrap(), AuthResult::Success));
@@ -92,7 +88,7 @@ async fn a_banned_login_still_lets_in_the_address_its_owner_signed_in_from() {
 async fn attempts_per_connection_are_capped() {
     let upstream_key = new_key();
     let sshd = Sshd::start(upstream_key.public_key());
-    let options = RouterOptions { max_auth_attempts: 2, rejection_delay: Duration::ZERO, ..test_options() };
+    let options = test_options().with_max_auth_attempts(2).with_rejection_delay(Duration::ZERO);
     let router = RunningRouter::start(static_backend(vec![route("alice", &sshd, &upstream_key)]), options).await;
     let mut handle = client(&router).await;
     let mut refused = 0;
@@ -109,7 +105,7 @@ async fn attempts_per_connection_are_capped() {
 async fn the_first_probe_is_not_delayed_but_a_failure_is() {
     let upstream_key = new_key();
     let sshd = Sshd::start(upstream_key.public_key());
-    let options = RouterOptions { rejection_delay: Duration::from_secs(1), ..test_options() };
+    let options = test_options().with_rejection_delay(Duration::from_secs(1));
     let router = RunningRouter::start(static_backend(vec![route("alice", &sshd, &upstream_key)]), options).await;
     let mut handle = client(&router).await;
     let started = Instant::now();
@@ -127,7 +123,7 @@ async fn an_unknown_login_costs_a_password_verification_too() {
     let mut alice = route("alice", &sshd, &upstream_key);
     // A production-cost hash, as the dummy verification uses.
     alice.password_hash = Some(kite_ssh::password::hash("secret").unwrap());
-    let options = RouterOptions { rejection_delay: Duration::ZERO, ..test_options() };
+    let options = test_options().with_rejection_delay(Duration::ZERO);
     let router = RunningRouter::start(static_backend(vec![alice]), options).await;
     let time = |login: &'static str| {
         let address = router.address();
@@ -165,8 +161,7 @@ async fn greeted(router: &RunningRouter) -> (tokio::net::TcpStream, bool) {
 async fn connections_that_have_not_signed_in_are_capped_per_address_and_signed_in_ones_are_not() {
     let upstream_key = new_key();
     let sshd = Sshd::start(upstream_key.public_key());
-    let options =
-        RouterOptions { max_unauthenticated_per_source: 2, rejection_delay: Duration::ZERO, ..test_options() };
+    let options = test_options().with_max_unauthenticated_per_source(2).with_rejection_delay(Duration::ZERO);
     let router = RunningRouter::start(static_backend(vec![route("alice", &sshd, &upstream_key)]), options).await;
     // Alice signs in: her connection holds no place.
     let mut alice = client(&router).await;
@@ -210,12 +205,10 @@ async fn through_load_balancer(router: &RunningRouter, client_address: &str) -> 
 async fn behind_a_load_balancer_each_client_is_limited_by_the_address_its_proxy_header_names() {
     let upstream_key = new_key();
     let sshd = Sshd::start(upstream_key.public_key());
-    let options = RouterOptions {
-        proxy_protocol_from: vec!["127.0.0.1/32".parse().unwrap()],
-        rate_limit: RateLimit { failures_per_address: 2, failures_per_login: 100, ..RateLimit::default() },
-        rejection_delay: Duration::ZERO,
-        ..test_options()
-    };
+    let options = test_options()
+        .with_proxy_protocol_from(vec!["127.0.0.1/32".parse().unwrap()])
+        .with_rate_limit(RateLimit::default().with_failures_per_address(2).with_failures_per_login(100))
+        .with_rejection_delay(Duration::ZERO);
     let router = RunningRouter::start(static_backend(vec![route("alice", &sshd, &upstream_key)]), options).await;
     // Mallory guesses from 203.0.113.7 until her address is banned.
     let mut mallory = through_load_balancer(&router, "203.0.113.7:40000").await;

@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use kite_ssh::{RateLimit, RouterOptions};
+use kite_ssh::RateLimit;
 use russh::client::{self, AuthResult};
 use russh::keys::PrivateKeyWithHashAlg;
 use russh::{Channel, ChannelMsg};
@@ -46,13 +46,11 @@ async fn a_flood_of_password_guesses_leaves_another_users_round_trip_within_a_bo
     let mut alice = route("alice", &sshd, &upstream_key);
     alice.authorized_keys = vec![user.key.public_key().clone()];
     // Nothing stops the flood early: no bans, no per-source cap, no delay.
-    let options = RouterOptions {
-        rate_limit: RateLimit { failures_per_address: u32::MAX, failures_per_login: u32::MAX, ..RateLimit::default() },
-        max_unauthenticated_per_source: 10_000,
-        rejection_delay: Duration::ZERO,
-        max_auth_attempts: 1_000,
-        ..test_options()
-    };
+    let options = test_options()
+        .with_rate_limit(RateLimit::default().with_failures_per_address(u32::MAX).with_failures_per_login(u32::MAX))
+        .with_max_unauthenticated_per_source(10_000)
+        .with_rejection_delay(Duration::ZERO)
+        .with_max_auth_attempts(1_000);
     let router = RunningRouter::start(static_backend(vec![alice]), options).await;
 
     let mut handle = client::connect(Arc::new(client::Config::default()), router.address(), AnyHostKey).await.unwrap();

@@ -6,8 +6,8 @@
 mod common;
 
 use common::*;
+use kite_ssh::Messages;
 use kite_ssh::RouterOptions;
-use kite_ssh::messages;
 use russh::client::{self};
 use russh::{Channel, ChannelMsg};
 use std::time::Duration;
@@ -53,7 +53,7 @@ async fn requests_held_before_a_session_starts_are_bounded_in_number_and_in_byte
         }
     }
     let said = stderr_until_closed(&mut many, Duration::from_secs(10)).await;
-    assert!(said.contains(messages::TOO_MUCH_BEFORE_START), "{said:?}");
+    assert!(said.contains(&Messages::default().too_much_before_start), "{said:?}");
     // A few big ones (16 KiB each, 80 of them: past 1 MiB).
     let mut big = handle.channel_open_session().await.unwrap();
     let value = "v".repeat(16 * 1024);
@@ -63,7 +63,7 @@ async fn requests_held_before_a_session_starts_are_bounded_in_number_and_in_byte
         }
     }
     let said = stderr_until_closed(&mut big, Duration::from_secs(10)).await;
-    assert!(said.contains(messages::TOO_MUCH_BEFORE_START), "{said:?}");
+    assert!(said.contains(&Messages::default().too_much_before_start), "{said:?}");
     // The connection itself is fine: a session that behaves still runs.
     let mut fine = handle.channel_open_session().await.unwrap();
     fine.exec(true, "echo still-served").await.unwrap();
@@ -83,7 +83,7 @@ async fn requests_held_while_the_machine_is_connecting_are_bounded() {
         ..route("alice", &Sshd::start(upstream_key.public_key()), &upstream_key)
     };
     alice.authorized_keys = vec![user.key.public_key().clone()];
-    let options = RouterOptions { starting_timeout: Duration::from_secs(30), ..test_options() };
+    let options = test_options().with_starting_timeout(Duration::from_secs(30));
     let router = RunningRouter::start(static_backend(vec![alice]), options).await;
     let handle = signed_in(&router, &user).await;
     let mut channel = handle.channel_open_session().await.unwrap();
@@ -95,7 +95,7 @@ async fn requests_held_while_the_machine_is_connecting_are_bounded() {
         }
     }
     let said = stderr_until_closed(&mut channel, Duration::from_secs(15)).await;
-    assert!(said.contains(messages::TOO_MUCH_BEFORE_START), "{said:?}");
+    assert!(said.contains(&Messages::default().too_much_before_start), "{said:?}");
     assert!(started.elapsed() < Duration::from_secs(15), "closed only after {:?}", started.elapsed());
 }
 
@@ -103,19 +103,19 @@ async fn requests_held_while_the_machine_is_connecting_are_bounded() {
 async fn a_session_channel_that_never_starts_is_closed_with_a_sentence() {
     let upstream_key = new_key();
     let sshd = Sshd::start(upstream_key.public_key());
-    let options = RouterOptions { session_start_timeout: Duration::from_secs(1), ..test_options() };
+    let options = test_options().with_session_start_timeout(Duration::from_secs(1));
     let (router, user) = router_to(&sshd, &upstream_key, options).await;
     let handle = signed_in(&router, &user).await;
     let mut idle = handle.channel_open_session().await.unwrap();
     let said = stderr_until_closed(&mut idle, Duration::from_secs(10)).await;
-    assert!(said.contains(messages::NOT_STARTED_IN_TIME), "{said:?}");
+    assert!(said.contains(&Messages::default().not_started_in_time), "{said:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_opens_at_most_its_channels() {
     let upstream_key = new_key();
     let sshd = Sshd::start(upstream_key.public_key());
-    let options = RouterOptions { max_channels_per_connection: 3, ..test_options() };
+    let options = test_options().with_max_channels_per_connection(3);
     let (router, user) = router_to(&sshd, &upstream_key, options).await;
     let handle = signed_in(&router, &user).await;
     let mut open = Vec::new();
@@ -147,8 +147,7 @@ const NEVER_ENDS: &str = "echo ready; exec sleep 60 </dev/null >/dev/null 2>&1";
 async fn a_machine_that_never_closes_a_channel_does_not_keep_its_place_once_the_user_closed_it() {
     let upstream_key = new_key();
     let sshd = Sshd::start(upstream_key.public_key());
-    let options =
-        RouterOptions { max_channels_per_connection: 2, close_grace: Duration::from_millis(300), ..test_options() };
+    let options = test_options().with_max_channels_per_connection(2).with_close_grace(Duration::from_millis(300));
     let (router, user) = router_to(&sshd, &upstream_key, options).await;
     let handle = signed_in(&router, &user).await;
     for round in 0..4 {
@@ -172,7 +171,7 @@ async fn a_machine_that_never_closes_a_channel_does_not_keep_its_place_once_the_
 async fn a_machine_that_never_closes_is_let_go_when_its_user_leaves() {
     let upstream_key = new_key();
     let sshd = Sshd::start(upstream_key.public_key());
-    let options = RouterOptions { close_grace: Duration::from_millis(300), ..test_options() };
+    let options = test_options().with_close_grace(Duration::from_millis(300));
     let (router, user) = router_to(&sshd, &upstream_key, options).await;
     let handle = signed_in(&router, &user).await;
     let mut channel = handle.channel_open_session().await.unwrap();

@@ -6,7 +6,6 @@
 mod common;
 
 use common::*;
-use kite_ssh::RouterOptions;
 use kite_ssh::audit::FileStore;
 use russh::ChannelMsg;
 use serde_json::Value;
@@ -25,7 +24,7 @@ async fn recording_router(
     let mut alice = route("alice", sshd, upstream_key);
     alice.authorized_keys = vec![user.key.public_key().clone()];
     let store = Arc::new(FileStore::open(dir).unwrap().recording_sessions(input));
-    let options = RouterOptions { close_grace: Duration::from_millis(300), ..test_options() };
+    let options = test_options().with_close_grace(Duration::from_millis(300));
     (RunningRouter::start_audited(static_backend(vec![alice]), options, new_key(), store).await, user)
 }
 

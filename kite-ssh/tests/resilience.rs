@@ -5,8 +5,8 @@
 mod common;
 
 use common::*;
+use kite_ssh::Messages;
 use kite_ssh::backend::{Backend, HostKeyCheck, Readiness, Route, Upstream, UpstreamAuth};
-use kite_ssh::messages;
 use russh::keys::{PrivateKey, PublicKey};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -43,12 +43,7 @@ impl Backend for Switchable {
 }
 
 fn ready(address: String, key: &PrivateKey, host_key: HostKeyCheck) -> Readiness {
-    Readiness::Ready(Upstream {
-        address,
-        user: "root".into(),
-        auth: UpstreamAuth::Key(Arc::new(key.clone())),
-        host_key,
-    })
+    Readiness::Ready(Upstream::new(address, "root", UpstreamAuth::Key(Arc::new(key.clone())), host_key))
 }
 
 const STARTING: &str = "VirtualMachine is starting its SSH server; retry in a moment.";
@@ -122,7 +117,7 @@ async fn a_backend_that_is_down_then_comes_up_is_reached_without_internal_errors
     let _sshd = starter.await.unwrap();
     let stderr = text(&output.stderr);
     assert_eq!(text(&output.stdout), "up\n", "{stderr}");
-    assert!(stderr.contains(messages::NOT_ACCEPTING), "{stderr}");
+    assert!(stderr.contains(&Messages::default().not_accepting), "{stderr}");
     for internal in ["refused", "127.0.0.1", "os error"] {
         assert!(!stderr.contains(internal), "internal detail {internal:?} shown to the user: {stderr}");
     }
@@ -138,7 +133,7 @@ async fn a_wrong_upstream_host_key_refuses_the_connection_with_a_clear_message()
     let router = RunningRouter::start(backend, test_options()).await;
     let output = run(&router, "echo should-not-run").await;
     assert_eq!(output.status.code(), Some(255));
-    assert_eq!(text(&output.stderr).trim(), format!("kite: {}", messages::HOST_KEY_MISMATCH));
+    assert_eq!(text(&output.stderr).trim(), format!("kite: {}", Messages::default().host_key_mismatch));
     assert!(text(&output.stdout).is_empty());
 }
 
@@ -232,8 +227,7 @@ async fn a_hundred_sequential_sessions_leak_no_tasks_or_file_descriptors() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_over_the_cap_are_refused_and_a_silent_client_is_dropped() {
     use tokio::io::AsyncReadExt;
-    let options =
-        kite_ssh::RouterOptions { max_connections: 1, handshake_timeout: Duration::from_millis(500), ..test_options() };
+    let options = test_options().with_max_connections(1).with_handshake_timeout(Duration::from_millis(500));
     let router = RunningRouter::start(static_backend(vec![]), options).await;
     // The first connection says nothing: it holds the only slot until the handshake timeout drops it.
     let mut silent = tokio::net::TcpStream::connect(router.address()).await.unwrap();

@@ -32,16 +32,11 @@ trait MotoBuckets {
 
 impl MotoBuckets for Moto {
     fn settings(&self, bucket: &str, prefix: &str) -> S3Settings {
-        S3Settings {
-            endpoint: Some(format!("http://127.0.0.1:{}", self.port)),
-            bucket: bucket.into(),
-            region: "us-east-1".into(),
-            prefix: prefix.into(),
-            access_key_id: ACCESS_KEY_ID.into(),
-            secret_access_key: SECRET_ACCESS_KEY.into(),
-            allow_http: true,
-            path_style: true,
-        }
+        S3Settings::new(bucket, "us-east-1", ACCESS_KEY_ID, SECRET_ACCESS_KEY)
+            .with_endpoint(Some(format!("http://127.0.0.1:{}", self.port)))
+            .with_prefix(prefix)
+            .with_allow_http(true)
+            .with_path_style(true)
     }
 
     /// The bucket through object_store directly, to plant the past and look at keys.
@@ -322,7 +317,7 @@ async fn retention_removes_whole_old_days_by_age_and_size_but_never_today() {
         objects.put(&Path::from("elsewhere/audit/2000-01-01/a.jsonl"), PutPayload::from("x")).await.unwrap();
 
         // By age: days older than 30 days go, their recordings with them.
-        let limits = Retention { max_age: Some(Duration::from_secs(30 * 86_400)), max_bytes: None };
+        let limits = Retention::default().with_max_age(Some(Duration::from_secs(30 * 86_400)));
         let store = S3Store::open(moto.settings(&bucket, "kite")).unwrap().retention(limits);
         store.flush().await.unwrap();
         assert_eq!(store.days().await.unwrap(), days[2..]);
@@ -336,7 +331,7 @@ async fn retention_removes_whole_old_days_by_age_and_size_but_never_today() {
         store.close().await.unwrap();
 
         // By size: three days over one and a half, the oldest go until it fits.
-        let limits = Retention { max_age: None, max_bytes: Some(day_bytes + day_bytes / 2) };
+        let limits = Retention::default().with_max_bytes(Some(day_bytes + day_bytes / 2));
         let store = S3Store::open(moto.settings(&bucket, "kite")).unwrap().retention(limits);
         store.flush().await.unwrap();
         assert_eq!(store.days().await.unwrap(), [today()], "three days down to one");
@@ -344,7 +339,7 @@ async fn retention_removes_whole_old_days_by_age_and_size_but_never_today() {
         store.close().await.unwrap();
 
         // Today stays, even over the limit.
-        let limits = Retention { max_age: Some(Duration::ZERO), max_bytes: Some(1) };
+        let limits = Retention::default().with_max_age(Some(Duration::ZERO)).with_max_bytes(Some(1));
         let store = S3Store::open(moto.settings(&bucket, "kite")).unwrap().retention(limits);
         store.flush().await.unwrap();
         assert_eq!(store.days().await.unwrap(), [today()]);

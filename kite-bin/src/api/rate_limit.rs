@@ -19,13 +19,14 @@ use std::time::Duration;
 /// The sign-in limiter: 20 failures from one address, or 10 against one
 /// account, within 5 minutes ban it for 5 minutes.
 pub fn login_limiter() -> Limiter {
-    Limiter::new(RateLimit {
-        failures_per_address: 20,
-        failures_per_login: 10,
-        window: Duration::from_secs(300),
-        ban: Duration::from_secs(300),
-        tracked: 100_000,
-    })
+    Limiter::new(
+        RateLimit::default()
+            .with_failures_per_address(20)
+            .with_failures_per_login(10)
+            .with_window(Duration::from_secs(300))
+            .with_ban(Duration::from_secs(300))
+            .with_tracked(100_000),
+    )
 }
 
 /// Sign-ups per hour, per address and in all, at the platform's current rates.
@@ -49,13 +50,14 @@ impl SignupLimits {
         match current.as_ref() {
             Some((held, limiter)) if *held == rates => limiter.clone(),
             _ => {
-                let limiter = Arc::new(Limiter::new(RateLimit {
-                    failures_per_address: rates.0,
-                    failures_per_login: rates.1,
-                    window: HOUR,
-                    ban: HOUR,
-                    tracked: 100_000,
-                }));
+                let limiter = Arc::new(Limiter::new(
+                    RateLimit::default()
+                        .with_failures_per_address(rates.0)
+                        .with_failures_per_login(rates.1)
+                        .with_window(HOUR)
+                        .with_ban(HOUR)
+                        .with_tracked(100_000),
+                ));
                 *current = Some((rates, limiter.clone()));
                 limiter
             }

@@ -20,8 +20,8 @@ use crate::gateway::store::{self, SwitchStore};
 use anyhow::Context as _;
 use clap::Args;
 use kite_core::reconcile::Metrics;
+use kite_ssh::Router;
 use kite_ssh::kube::KubeBackend;
-use kite_ssh::{Router, RouterOptions};
 use kite_testkit::FakeApiServer;
 use kite_testkit::sim::{GuestConfig, GuestNetwork, GuestSsh, SimulationConfig};
 use std::net::SocketAddr;
@@ -251,7 +251,12 @@ async fn start_gateway(
     let cluster = store::Cluster { client, namespace: "kite" };
     let store = SwitchStore::new(store::build(&recording, Some(&audit_dir), &cluster).await);
     store::follow(client.clone(), "kite".into(), store.clone(), Some(audit_dir), recording);
-    let router = Router::with_audit(backend, host_key, RouterOptions::default(), Arc::new(store.clone()));
+    let router = Router::builder()
+        .backend(backend)
+        .host_key(host_key)
+        .audit(store.clone())
+        .build()
+        .context("assembling the gateway's SSH router")?;
     let control_token = crate::gateway::random_token();
     let control =
         Control::new(router.sessions(), store, &control_token).serve(SocketAddr::from(([127, 0, 0, 1], 0))).await?;

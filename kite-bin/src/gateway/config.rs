@@ -284,46 +284,47 @@ pub fn load(path: &Path) -> anyhow::Result<GatewayConfig> {
         routes.push(route(&source, entry)?);
     }
     let fallback = match &file.fallback {
-        Some(f) => Some(Fallback {
-            address: address(&source, &f.upstream, "fallback.upstream")?,
-            host_key: host_key_check(
+        Some(f) => Some(Fallback::new(
+            address(&source, &f.upstream, "fallback.upstream")?,
+            host_key_check(
                 &source,
                 &f.host_key,
                 f.insecure_ignore_host_key,
                 ("fallback.host_key", "fallback.insecure_ignore_host_key"),
                 "the fallback",
             )?,
-        }),
+        )),
         None => None,
     };
     let defaults = RouterOptions::default();
     let o = &file.options;
-    let options = RouterOptions {
-        max_connections: o.max_connections.unwrap_or(defaults.max_connections),
-        max_unauthenticated_per_source: o
-            .max_unauthenticated_per_source
-            .unwrap_or(defaults.max_unauthenticated_per_source),
-        max_auth_attempts: o.max_auth_attempts.unwrap_or(defaults.max_auth_attempts),
-        max_channels_per_connection: o.max_channels_per_connection.unwrap_or(defaults.max_channels_per_connection),
-        session_start_timeout: o
-            .session_start_timeout_seconds
-            .map(Duration::from_secs)
-            .unwrap_or(defaults.session_start_timeout),
-        handshake_timeout: o.handshake_timeout_seconds.map(Duration::from_secs).unwrap_or(defaults.handshake_timeout),
-        idle_timeout: o.idle_timeout_seconds.map(Duration::from_secs).or(defaults.idle_timeout),
-        starting_timeout: o.starting_timeout_seconds.map(Duration::from_secs).unwrap_or(defaults.starting_timeout),
-        banner: o.banner.clone(),
-        proxy_protocol_from: o
-            .proxy_protocol_from
-            .iter()
-            .map(|text| {
-                crate::net_arg::parse_net(text.get_ref())
-                    .map_err(|message| anyhow::anyhow!("{}: {message}", source.at(text, "options.proxy_protocol_from")))
-            })
-            .collect::<anyhow::Result<_>>()?,
-        fallback,
-        ..defaults
-    };
+    let proxy_protocol_from = o
+        .proxy_protocol_from
+        .iter()
+        .map(|text| {
+            crate::net_arg::parse_net(text.get_ref())
+                .map_err(|message| anyhow::anyhow!("{}: {message}", source.at(text, "options.proxy_protocol_from")))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let options = defaults
+        .clone()
+        .with_max_connections(o.max_connections.unwrap_or(defaults.max_connections))
+        .with_max_unauthenticated_per_source(
+            o.max_unauthenticated_per_source.unwrap_or(defaults.max_unauthenticated_per_source),
+        )
+        .with_max_auth_attempts(o.max_auth_attempts.unwrap_or(defaults.max_auth_attempts))
+        .with_max_channels_per_connection(o.max_channels_per_connection.unwrap_or(defaults.max_channels_per_connection))
+        .with_session_start_timeout(
+            o.session_start_timeout_seconds.map(Duration::from_secs).unwrap_or(defaults.session_start_timeout),
+        )
+        .with_handshake_timeout(
+            o.handshake_timeout_seconds.map(Duration::from_secs).unwrap_or(defaults.handshake_timeout),
+        )
+        .with_idle_timeout(o.idle_timeout_seconds.map(Duration::from_secs).or(defaults.idle_timeout))
+        .with_starting_timeout(o.starting_timeout_seconds.map(Duration::from_secs).unwrap_or(defaults.starting_timeout))
+        .with_banner(o.banner.clone())
+        .with_proxy_protocol_from(proxy_protocol_from)
+        .with_fallback(fallback);
     let recording = file.recording.as_ref().map(|entry| recording(&source, entry)).transpose()?;
     let control = match &file.control {
         Some(entry) => Some(Control {

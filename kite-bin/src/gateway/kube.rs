@@ -58,13 +58,19 @@ pub async fn run(args: GatewayArgs) -> anyhow::Result<()> {
     });
     tracing::info!(%address, %http, "kite gateway listening, routing to the cluster's machines");
     eprintln!("kite gateway listening on {address}");
-    let options = RouterOptions { proxy_protocol_from: args.proxy_protocol_from.clone(), ..RouterOptions::default() };
+    let options = RouterOptions::default().with_proxy_protocol_from(args.proxy_protocol_from.clone());
     let recording =
         store::platform_setting(&client).await.context("reading the KitePlatform's session recording settings")?;
     let cluster = store::Cluster { client: &client, namespace: &args.namespace };
     let store = SwitchStore::new(store::build(&recording, args.audit_dir.as_ref(), &cluster).await);
     store::follow(client.clone(), args.namespace.clone(), store.clone(), args.audit_dir.clone(), recording);
-    let router = Router::with_audit(backend, host_key, options, std::sync::Arc::new(store.clone()));
+    let router = Router::builder()
+        .backend(backend)
+        .host_key(host_key)
+        .options(options)
+        .audit(store.clone())
+        .build()
+        .context("assembling the SSH router")?;
     let token = control_token_from_secret(&client, &args.namespace, &args.control_token_secret).await?;
     let control = Control::new(router.sessions(), store, &token).serve(args.control_listen).await?;
     tracing::info!(%control, "the control API listening");

@@ -46,7 +46,13 @@ async fn run_with_config(config_path: &Path) -> anyhow::Result<()> {
         None => store::Store::log_only(),
     };
     let store = store::SwitchStore::new(store);
-    let router = Router::with_audit(backend, host_key, config.options, std::sync::Arc::new(store.clone()));
+    let router = Router::builder()
+        .backend(backend)
+        .host_key(host_key)
+        .options(config.options)
+        .audit(store.clone())
+        .build()
+        .context("assembling the SSH router")?;
     if let Some(control) = &config.control {
         let token = control_token_from_file(&control.token_file)?;
         let bound = control::Control::new(router.sessions(), store, &token).serve(control.listen).await?;

@@ -52,10 +52,9 @@ impl Store {
 
 /// What `spec` keeps, as a store's limits.
 pub fn retention(spec: &SessionRecordingSpec) -> Retention {
-    Retention {
-        max_age: spec.max_age_days.map(|days| Duration::from_secs(u64::from(days) * 86_400)),
-        max_bytes: spec.max_size_mib.map(|mib| mib.saturating_mul(1024 * 1024)),
-    }
+    Retention::default()
+        .with_max_age(spec.max_age_days.map(|days| Duration::from_secs(u64::from(days) * 86_400)))
+        .with_max_bytes(spec.max_size_mib.map(|mib| mib.saturating_mul(1024 * 1024)))
 }
 
 /// The store in use now, replaced when the platform's settings change.
@@ -125,16 +124,11 @@ impl AuditArchive for SwitchStore {
 
 /// The settings of the bucket `bucket` names, with `access_key_id` and `secret_access_key`.
 pub fn s3_settings(bucket: &S3StoreSpec, access_key_id: String, secret_access_key: String) -> S3Settings {
-    S3Settings {
-        endpoint: bucket.endpoint.clone(),
-        bucket: bucket.bucket.clone(),
-        region: bucket.region.clone(),
-        prefix: bucket.prefix.trim_matches('/').to_string(),
-        access_key_id,
-        secret_access_key,
-        allow_http: bucket.endpoint.as_deref().is_some_and(|endpoint| endpoint.starts_with("http://")),
-        path_style: bucket.path_style,
-    }
+    S3Settings::new(bucket.bucket.clone(), bucket.region.clone(), access_key_id, secret_access_key)
+        .with_endpoint(bucket.endpoint.clone())
+        .with_prefix(bucket.prefix.trim_matches('/'))
+        .with_allow_http(bucket.endpoint.as_deref().is_some_and(|endpoint| endpoint.starts_with("http://")))
+        .with_path_style(bucket.path_style)
 }
 
 /// The keys in the Secret [`s3_credentials::SECRET`] of `namespace`.

@@ -21,6 +21,7 @@ pub struct AuditEvent {
 /// What happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Event {
     /// An authentication attempt with a password or a signed key (offered
     /// keys without a signature are probes and not events).
@@ -94,6 +95,7 @@ pub enum Event {
 /// An authentication method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum AuthMethod {
     /// A password.
     Password,
@@ -106,6 +108,7 @@ pub enum AuthMethod {
 /// How an authentication attempt went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum AuthResult {
     /// Signed in.
     Accepted,
@@ -118,6 +121,7 @@ pub enum AuthResult {
 /// A channel's kind.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum ChannelKind {
     /// A session: a shell, a command or a subsystem.
     Session,
@@ -142,6 +146,7 @@ pub enum ChannelKind {
 /// What a session asked for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "request", rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum SessionRequest {
     /// A login shell.
     Shell,

@@ -9,15 +9,15 @@
 //! digest.
 //!
 //! Two stores come with the crate, both sinks that also record sessions
-//! when asked ([`FileStore::recording_sessions`],
-//! [`S3Store::recording_sessions`]), both read back as an [`AuditArchive`],
-//! both pruned by whole days under a [`Retention`], and neither blocks the
-//! router: each writes from a thread of its own. [`FileStore`] keeps a
-//! directory: one file of JSON lines per day, appended to as events come,
-//! and one asciicast file per recorded channel. [`S3Store`] keeps a bucket
-//! of Amazon S3 or of any S3-compatible service ([`S3Settings`]): since an
+//! when asked (`recording_sessions`), both read back as an
+//! [`AuditArchive`], both pruned by whole days under a [`Retention`], and
+//! neither blocks the router: each writes from a thread of its own.
+//! [`FileStore`] keeps a directory: one file of JSON lines per day,
+//! appended to as events come, and one asciicast file per recorded
+//! channel. `S3Store` (cargo feature `s3`, off by default) keeps a bucket
+//! of Amazon S3 or of any S3-compatible service (`S3Settings`): since an
 //! object cannot be appended to, events go up in batches, one object per
-//! day every two seconds and whenever [`S3Store::flush`] is called or the
+//! day every two seconds and whenever `S3Store::flush` is called or the
 //! store is closed or dropped, and each recording is a multipart upload,
 //! completed when the recording ends. Killing the process loses at most
 //! the last two seconds of events and the recordings still running.
@@ -56,8 +56,9 @@
 //!         }
 //!     }
 //! }
-//! # let sink: std::sync::Arc<dyn AuditSink> = std::sync::Arc::new(SignIns::default());
-//! // kite_ssh::Router::with_audit(backend, host_key, options, sink)
+//! # fn build(backend: kite_ssh::StaticBackend, host_key: russh::keys::PrivateKey) -> Result<(), kite_ssh::Error> {
+//! let router = kite_ssh::Router::builder().backend(backend).host_key(host_key).audit(SignIns::default()).build()?;
+//! # Ok(()) }
 //! ```
 
 mod archive;
@@ -67,6 +68,7 @@ mod event;
 mod file_store;
 mod recording;
 mod retention;
+#[cfg(feature = "s3")]
 mod s3_store;
 mod summary;
 
@@ -78,6 +80,7 @@ pub use file_store::FileStore;
 pub(crate) use recording::Recording;
 pub use recording::{CastWriter, RecordingAbout};
 pub use retention::Retention;
+#[cfg(feature = "s3")]
 pub use s3_store::{S3Settings, S3Store};
 pub use summary::{ChannelSummary, SessionSummary, recent_sessions, summarize};
 
@@ -94,6 +97,16 @@ pub trait AuditSink: Send + Sync + 'static {
     fn recording(&self, about: &RecordingAbout) -> Option<Box<dyn CastWriter>> {
         let _ = about;
         None
+    }
+}
+
+impl<T: AuditSink + ?Sized> AuditSink for std::sync::Arc<T> {
+    fn record(&self, event: &AuditEvent) {
+        (**self).record(event);
+    }
+
+    fn recording(&self, about: &RecordingAbout) -> Option<Box<dyn CastWriter>> {
+        (**self).recording(about)
     }
 }
 

@@ -7,8 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The store's limits; `None` is no limit.
+/// The store's limits; `None` is no limit. [`Retention::default`] keeps
+/// everything; the `with_*` methods set the limits.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Retention {
     /// Days older than this go.
     pub max_age: Option<Duration>,
@@ -16,8 +18,26 @@ pub struct Retention {
     pub max_bytes: Option<u64>,
 }
 
+impl Retention {
+    /// This retention with days older than `max_age` going (`None`: no age limit).
+    #[must_use]
+    pub fn with_max_age(mut self, max_age: Option<Duration>) -> Self {
+        self.max_age = max_age;
+        self
+    }
+
+    /// This retention with the oldest days going while the store holds
+    /// more than `max_bytes` (`None`: no size limit).
+    #[must_use]
+    pub fn with_max_bytes(mut self, max_bytes: Option<u64>) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+}
+
 /// What one pass removed.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Pruned {
     /// The days removed, oldest first (`YYYY-MM-DD`).
     pub days: Vec<String>,

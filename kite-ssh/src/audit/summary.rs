@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 /// One signed-in connection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SessionSummary {
     /// The connection's id.
     pub connection: String,
@@ -38,6 +39,7 @@ pub struct SessionSummary {
 /// One channel of a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ChannelSummary {
     /// The channel's number.
     pub channel: u32,

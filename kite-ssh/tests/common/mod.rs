@@ -26,13 +26,11 @@ pub fn route(user: &str, sshd: &Sshd, upstream_key: &PrivateKey) -> StaticRoute 
 
 /// Options fit for tests: short delays and retries.
 pub fn test_options() -> RouterOptions {
-    RouterOptions {
-        rejection_delay: Duration::from_millis(50),
-        retry_interval: Duration::from_millis(200),
-        starting_timeout: Duration::from_secs(3),
-        connect_timeout: Duration::from_secs(3),
-        ..RouterOptions::default()
-    }
+    RouterOptions::default()
+        .with_rejection_delay(Duration::from_millis(50))
+        .with_retry_interval(Duration::from_millis(200))
+        .with_starting_timeout(Duration::from_secs(3))
+        .with_connect_timeout(Duration::from_secs(3))
 }
 
 /// The router, serving on a loopback port until dropped.
@@ -65,7 +63,13 @@ impl RunningRouter {
     ) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let router = Router::with_audit(backend, host_key.clone(), options, audit);
+        let router = Router::builder()
+            .backend(backend)
+            .host_key(host_key.clone())
+            .options(options)
+            .audit(audit)
+            .build()
+            .unwrap();
         let sessions = router.sessions();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {

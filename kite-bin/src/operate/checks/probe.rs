@@ -111,7 +111,7 @@ async fn login(address: &str, ssh_id: &str, key: russh::keys::PrivateKey) -> Res
         }
     }
     let _ = handle.disconnect(russh::Disconnect::ByApplication, "", "en").await;
-    let told = stderr.lines().rev().find_map(|line| line.trim().strip_prefix(kite_ssh::messages::PREFIX.trim()));
+    let told = stderr.lines().rev().find_map(|line| line.trim().strip_prefix(kite_ssh::messages::KITE_PREFIX.trim()));
     match (status, told) {
         (Some(0), _) => Ok(0),
         (_, Some(sentence)) => Err(Probe::Told(sentence.trim().to_string())),

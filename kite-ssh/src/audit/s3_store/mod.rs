@@ -31,53 +31,15 @@ use std::sync::Arc;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 mod layout;
+mod settings;
 mod transport;
 mod writer;
+
+pub use settings::S3Settings;
 
 use layout::{DROP_WAIT, Job, Layout};
 use transport::Transport;
 use writer::{S3Cast, upload_recording, write_jobs};
-
-/// Where an [`S3Store`] keeps its objects, and with which credentials.
-#[derive(Clone, PartialEq, Eq)]
-pub struct S3Settings {
-    /// The service's URL (`https://minio.example:9000`); `None` for Amazon
-    /// S3 itself, whose endpoint follows from the region.
-    pub endpoint: Option<String>,
-    /// The bucket, which must exist.
-    pub bucket: String,
-    /// The region (`us-east-1`; most other services accept any).
-    pub region: String,
-    /// The folder inside the bucket that holds `audit/` and `recordings/`
-    /// (`kite/gateway`); empty for the bucket's root.
-    pub prefix: String,
-    /// The access key's id.
-    pub access_key_id: String,
-    /// The access key's secret (never printed by `Debug`).
-    pub secret_access_key: String,
-    /// Whether plain `http://` endpoints are allowed (off: HTTPS only).
-    pub allow_http: bool,
-    /// Whether the bucket goes in the path (`https://endpoint/bucket/key`,
-    /// what most self-hosted services want) rather than in the host name
-    /// (`https://bucket.s3.region.amazonaws.com/key`; with an `endpoint`,
-    /// the endpoint must then name the bucket itself).
-    pub path_style: bool,
-}
-
-impl std::fmt::Debug for S3Settings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("S3Settings")
-            .field("endpoint", &self.endpoint)
-            .field("bucket", &self.bucket)
-            .field("region", &self.region)
-            .field("prefix", &self.prefix)
-            .field("access_key_id", &self.access_key_id)
-            .field("secret_access_key", &"<redacted>")
-            .field("allow_http", &self.allow_http)
-            .field("path_style", &self.path_style)
-            .finish()
-    }
-}
 
 /// Audit events, and recordings when asked, in an S3 bucket. Dropping it
 /// (or [`S3Store::close`]) writes what is queued, the events and the
