@@ -86,7 +86,7 @@ pub enum Readiness {
 ///
 /// ```
 /// use kite_ssh::backend::{Backend, Readiness, Route};
-/// use russh::keys::PublicKey;
+/// use kite_ssh::russh::keys::PublicKey;
 ///
 /// /// One machine, reached by the login `demo`, with a fixed password.
 /// struct One;
