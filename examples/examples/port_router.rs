@@ -8,8 +8,8 @@
 // ANCHOR: all
 use kite_ssh::audit::{AuditEvent, AuditSink, AuthResult, Event};
 use kite_ssh::backend::{Backend, HostKeyCheck, Readiness, Route, Upstream, UpstreamAuth};
+use kite_ssh::russh::keys::{PrivateKey, PublicKey};
 use kite_ssh::{Messages, Router, password};
-use russh::keys::{PrivateKey, PublicKey};
 use std::sync::Arc;
 
 /// Routes the login `<port>` to `127.0.0.1:<port>`, for one shared password.
@@ -61,8 +61,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let backend = PortRouter {
         password_hash: std::env::var("KITE_PASSWORD_HASH").map_err(|_| "set KITE_PASSWORD_HASH")?.into(),
-        upstream_key: Arc::new(russh::keys::load_secret_key(key, None)?),
-        upstream_host_key: russh::keys::load_public_key(host_key)?,
+        upstream_key: Arc::new(kite_ssh::russh::keys::load_secret_key(key, None)?),
+        upstream_host_key: kite_ssh::russh::keys::load_public_key(host_key)?,
     };
     let host_key = kite_ssh::host_key::load_or_generate("port_router_host_key".as_ref())?;
     let router = Router::builder()

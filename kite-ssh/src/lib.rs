@@ -60,3 +60,12 @@ pub use messages::Messages;
 pub use options::{Fallback, RateLimit, RouterOptions};
 pub use router::Router;
 pub use static_backend::{StaticBackend, StaticRoute};
+
+/// The SSH library kite-ssh is built on: Kite's fork of russh (the crate
+/// `kite-russh`, russh 0.65.4 with Kite's flow-control and memory patches),
+/// under its usual name. Use it through this re-export, for the keys a
+/// [`backend::Backend`] or a [`StaticRoute`] holds (`kite_ssh::russh::keys`)
+/// and the SSH errors in [`Error::Ssh`]: an embedder who adds `russh` from
+/// crates.io as well gets a second, unpatched copy whose types are not
+/// kite-ssh's.
+pub use russh;

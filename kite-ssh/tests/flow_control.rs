@@ -75,7 +75,7 @@ async fn cat_echoes_8_mib_both_ways_at_once() {
 
 /// The client asks for new keys every 256 KiB: the router's session must
 /// carry on through each exchange (it keeps less of a spent exchange than
-/// upstream russh does; vendor/russh/KITE-PATCH.md).
+/// upstream russh does; vendor/kite-russh/KITE-PATCH.md).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cat_echoes_8_mib_while_the_client_rekeys_every_256_kib() {
     let log = cat_echoes_with(8 * MIB, Duration::from_secs(60), &["RekeyLimit=256K", "LogLevel=DEBUG1"]).await;

@@ -1,4 +1,4 @@
-//! The vendored russh's second patch (vendor/russh/KITE-PATCH.md): the
+//! The russh fork's second patch (vendor/kite-russh/KITE-PATCH.md): the
 //! messages its sessions queue stay small, since every queue allocates
 //! room for 32 of them when it is made, several queues per connection.
 

@@ -103,6 +103,8 @@ pub struct Session {
     server_sig_algs: Option<Vec<Algorithm>>,
     /// Number of EXT_INFO messages received (RFC 8308 allows at most two).
     ext_info_count: u8,
+    /// USERAUTH_REQUESTs sent and not yet answered with success or failure
+    pending_auth_requests: usize,
     /// Kite patch: woken by a channel's reader when the session holds back
     /// window or a backlog for it (see channels/flow.rs).
     flow_wake: Arc<tokio::sync::Notify>,
@@ -122,7 +124,6 @@ enum Reply {
         proceed_with_methods: MethodSet,
         partial_success: bool,
     },
-    ChannelOpenFailure,
     SignRequest {
         // Kite patch: boxed, as `Msg::Authenticate`'s method.
         key: Box<ssh_key::PublicKey>,
@@ -1352,6 +1353,7 @@ impl Session {
             flow_wake: Default::default(),
             server_sig_algs: None,
             ext_info_count: 0,
+            pending_auth_requests: 0,
         }
     }
 
@@ -2188,7 +2190,7 @@ mod tests {
         let auth_request = AuthRequest::new(&Method::KeyboardInteractive {
             submethods: String::new(),
         });
-        let session = Session::new(
+        let mut session = Session::new(
             config.window_size,
             CommonSession {
                 auth_user: "user".to_owned(),
@@ -2230,6 +2232,7 @@ mod tests {
             receiver,
             reply_sender,
         );
+        session.pending_auth_requests = 1;
         (session, sender, reply_receiver)
     }
 
@@ -2319,6 +2322,25 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn unsolicited_userauth_failure_is_rejected() {
+        let (mut session, _sender, mut replies) = keyboard_interactive_session();
+        let mut packet = vec![msg::USERAUTH_FAILURE];
+        "password".encode(&mut packet).unwrap();
+        0u8.encode(&mut packet).unwrap();
+
+        session
+            .process_packet(&mut TestHandler, &packet)
+            .await
+            .unwrap();
+        assert!(matches!(
+            session.process_packet(&mut TestHandler, &packet).await,
+            Err(crate::Error::Inconsistent)
+        ));
+        assert!(matches!(replies.try_recv(), Ok(Reply::AuthFailure { .. })));
+        assert!(replies.try_recv().is_err());
+    }
+
+    #[tokio::test]
     async fn third_ext_info_is_rejected() {
         let (mut session, _sender, _reply) = keyboard_interactive_session();
         let mut packet = vec![msg::EXT_INFO];
@@ -2393,6 +2415,23 @@ mod tests {
             reply.try_recv(),
             Ok(Err(crate::Error::RequestDenied))
         ));
+    }
+
+    #[tokio::test]
+    async fn global_request_is_answered_only_if_it_wants_a_reply() {
+        let (mut session, _sender, _replies) = keyboard_interactive_session();
+        session.common.encrypted.as_mut().unwrap().state = EncryptedState::Authenticated;
+        for want_reply in [0, 1] {
+            let packet = [msg::GLOBAL_REQUEST, 0, 0, 0, 1, b'x', want_reply];
+            session
+                .process_packet(&mut TestHandler, &packet)
+                .await
+                .unwrap();
+        }
+        assert_eq!(
+            session.common.encrypted.as_ref().unwrap().write,
+            [0, 0, 0, 1, msg::REQUEST_FAILURE]
+        );
     }
 
     /// `keyboard_interactive_session` negotiates the `none` kex, which cannot

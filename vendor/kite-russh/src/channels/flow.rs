@@ -47,10 +47,10 @@ impl ReceiveFlow {
         if let ChannelMsg::Data { data } | ChannelMsg::ExtendedData { data, .. } = message {
             self.unread.fetch_sub(data.len(), Ordering::SeqCst);
         }
-        if self.starved.swap(false, Ordering::SeqCst) {
-            if let Some(wake) = self.wake.get() {
-                wake.notify_one();
-            }
+        if self.starved.swap(false, Ordering::SeqCst)
+            && let Some(wake) = self.wake.get()
+        {
+            wake.notify_one();
         }
     }
 
