@@ -253,6 +253,9 @@ class Api:
                 use = item["inner"]["use"]
                 target = use.get("id")
                 if target is None or str(target) not in self.index:
+                    # A re-export of another crate's item (`pub use russh;`): its path, and where it leads.
+                    if item.get("visibility") == "public" and not use.get("is_glob"):
+                        self.lines.add(f"{prefix}::{use['name']} use = {use['source']}")
                     continue
                 target = str(target)
                 if use.get("is_glob"):
