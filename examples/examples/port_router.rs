@@ -72,8 +72,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         // What users read on their stderr, under this router's own name.
         .messages(Messages::default().with_prefix("port-router: "))
         .build()?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:2222").await?;
-    println!("listening on 127.0.0.1:2222; try: ssh -p 2222 22@127.0.0.1");
+    // PORT_ROUTER_LISTEN chooses another address (tests/embedder does).
+    let listen = std::env::var("PORT_ROUTER_LISTEN").unwrap_or_else(|_| "127.0.0.1:2222".into());
+    let listener = tokio::net::TcpListener::bind(&listen).await?;
+    println!("listening on {listen}; try: ssh -p 2222 22@127.0.0.1");
     router.serve(listener, async { tokio::signal::ctrl_c().await.unwrap_or(()) }).await?;
     Ok(())
 }
