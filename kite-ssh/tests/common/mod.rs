@@ -212,16 +212,6 @@ impl Ssh {
     }
 }
 
-/// A process killed and reaped when dropped.
-pub struct Background(pub std::process::Child);
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 impl Ssh {
     /// `ssh <args> <extra> 127.0.0.1` with no standard streams, running
     /// until the returned [`Background`] is dropped.
@@ -235,21 +225,6 @@ impl Ssh {
             .stderr(std::process::Stdio::null());
         Background(command.spawn().unwrap())
     }
-}
-
-/// A TCP echo server on loopback, for port-forwarding tests.
-pub async fn echo_server() -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let (mut read, mut write) = stream.split();
-                let _ = tokio::io::copy(&mut read, &mut write).await;
-            });
-        }
-    });
-    port
 }
 
 /// A TCP relay on loopback in front of a backend, that can be cut to play

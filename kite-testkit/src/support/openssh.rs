@@ -153,6 +153,33 @@ impl Drop for Sshd {
     }
 }
 
+/// A process (an `ssh -N` forward, a ControlMaster, a router) killed and
+/// reaped when dropped.
+pub struct Background(pub std::process::Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A TCP echo server on loopback, for port-forwarding tests; it serves
+/// until the test's runtime ends.
+pub async fn echo_server() -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let (mut read, mut write) = stream.split();
+                let _ = tokio::io::copy(&mut read, &mut write).await;
+            });
+        }
+    });
+    port
+}
+
 /// The user's side: a key file for `ssh -i` and its public key.
 pub struct UserKey {
     /// The key.
