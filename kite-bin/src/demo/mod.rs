@@ -119,11 +119,7 @@ pub async fn run_until(
     let state_dir = args.state_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("kite-demo"));
     // Held until the demo returns: a second demo on this directory is refused.
     let _state = state_lock::take(&state_dir)?;
-    let guests_dir = state_dir.join("machines");
-    if guests_dir.exists() {
-        std::fs::remove_dir_all(&guests_dir).with_context(|| format!("clearing {}", guests_dir.display()))?;
-    }
-    std::fs::create_dir_all(&guests_dir).with_context(|| format!("creating {}", guests_dir.display()))?;
+    let guests_dir = fresh_machines_dir(&state_dir)?;
     let login_user = login_user()?;
 
     let cluster = start_cluster(&args, &state_dir).await?;
@@ -187,6 +183,17 @@ pub async fn run_until(
     drop(cluster);
     println!("Stopped.");
     Ok(())
+}
+
+/// `<state dir>/machines`, emptied: the machines of an earlier demo on
+/// this directory are gone (the state lock says no demo runs on it now).
+fn fresh_machines_dir(state_dir: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let guests_dir = state_dir.join("machines");
+    if guests_dir.exists() {
+        std::fs::remove_dir_all(&guests_dir).with_context(|| format!("clearing {}", guests_dir.display()))?;
+    }
+    std::fs::create_dir_all(&guests_dir).with_context(|| format!("creating {}", guests_dir.display()))?;
+    Ok(guests_dir)
 }
 
 /// The demo's cluster: the in-memory API server listening on `--kube`, its
