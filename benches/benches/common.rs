@@ -23,7 +23,12 @@ pub(crate) fn free_port_addr() -> std::net::SocketAddr {
 
 /// The `kite` binary, built by `cargo build -p kite-bin` (release when benchmarking).
 pub(crate) fn kite_binary() -> PathBuf {
-    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target");
+    // This benchmark runs from <target>/<profile>/deps/, so its target
+    // directory is three levels up: wherever CARGO_TARGET_DIR put it.
+    let target = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.ancestors().nth(3).map(std::path::Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
     let profile = if full_run() { "release" } else { "debug" };
     let path = target.join(profile).join("kite");
     if !path.exists() {
