@@ -57,12 +57,15 @@ where
         self.cached(self.api.patch_status(name, &PatchParams::default(), &Patch::Merge(patch)).await)
     }
 
-    /// Deletes `name`: an object that finalizers keep is cached as it is now
-    /// (being deleted), one that is gone leaves the cache.
+    /// Deletes `name`. An object that is gone leaves the cache at once; one
+    /// that finalizers keep is left to the watch, which brings its removal:
+    /// caching the answer could put back an object whose removal the watch
+    /// had already brought.
     pub async fn delete(&self, name: &str) -> Result<(), kube::Error> {
-        match self.api.delete(name, &DeleteParams::default()).await?.left() {
-            Some(being_deleted) => self.cache.upsert(being_deleted),
-            None => self.cache.remove(&kite_core::key::key(self.namespace.as_deref(), name)),
+        let kept = self.api.delete(name, &DeleteParams::default()).await?.left();
+        let held = kept.is_some_and(|object| object.meta().finalizers.as_ref().is_some_and(|f| !f.is_empty()));
+        if !held {
+            self.cache.remove(&kite_core::key::key(self.namespace.as_deref(), name));
         }
         Ok(())
     }
