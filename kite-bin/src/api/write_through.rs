@@ -6,7 +6,8 @@
 //! a Kite object puts the API server's answer (the object as written, with
 //! its new `resourceVersion`) into the cache before the handler answers. This
 //! module is that pairing, once: [`WriteThrough`] holds the object's `Api`
-//! and its cache, and each method writes, then caches what came back.
+//! and its cache, and each method writes, then caches what came back (a
+//! delete drops what is gone and leaves the rest to the watch).
 //!
 //! ```no_run
 //! # async fn example(state: kite_bin::api::state::AppState) -> Result<(), kube::Error> {
